@@ -1,0 +1,132 @@
+"""Check results, checker metadata, option validation and the safe call."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+CheckerFn = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What a checker says about one draft.
+
+    ``passed`` decides a pass/fail criterion; ``issues`` are specific, actionable
+    sentences fed back to the generator; ``score`` (0-10) is optional and decides a
+    scored criterion (``score >= threshold``).
+    """
+
+    passed: bool
+    issues: list[str] = field(default_factory=list)
+    score: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.passed, bool):
+            raise TypeError(f"CheckResult.passed must be a bool, not {type(self.passed).__name__}")
+        if self.score is not None and not (
+            isinstance(self.score, int | float) and math.isfinite(self.score)
+            and 0 <= self.score <= 10
+        ):
+            raise ValueError(f"CheckResult.score must be a number from 0 to 10, not {self.score!r}")
+
+
+@dataclass(frozen=True)
+class CheckerInfo:
+    """A registered checker: its callable and where it came from."""
+
+    name: str
+    fn: CheckerFn
+    plugin: str
+    distribution: str | None = None
+    description: str = ""
+    options_model: type[BaseModel] | None = None
+
+    def validate_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Check ``options`` against the checker's keyword parameters.
+
+        Returns the validated (and coerced) options. Raises ``ValueError`` with a
+        one-line message naming the option and the fix.
+        """
+        if self.options_model is None:
+            return dict(options)
+        try:
+            model = self.options_model.model_validate(dict(options))
+        except ValidationError as exc:
+            raise ValueError(_describe_option_error(self, exc)) from None
+        return {k: getattr(model, k) for k in model.model_fields_set}
+
+    def option_names(self) -> list[str]:
+        return [] if self.options_model is None else list(self.options_model.model_fields)
+
+
+def _describe_option_error(info: CheckerInfo, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "options"
+    known = ", ".join(info.option_names()) or "none"
+    if err["type"] == "extra_forbidden":
+        return f"unknown option {loc!r} for checker {info.name!r}; its options are: {known}"
+    if err["type"] == "missing":
+        return f"checker {info.name!r} needs option {loc!r}; add it to this criterion's options"
+    return f"option {loc!r} of checker {info.name!r}: {err['msg']} (got {err.get('input')!r})"
+
+
+def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
+    """Build a strict pydantic model of ``fn``'s options from its signature.
+
+    The first positional parameter is the draft text; every other parameter is an
+    option. A checker that takes ``**kwargs`` accepts any option (returns None).
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        hints = {}
+    fields: dict[str, Any] = {}
+    for p in params[1:]:
+        if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY):
+            continue
+        annotation = hints.get(p.name, Any)
+        default = ... if p.default is p.empty else p.default
+        fields[p.name] = (annotation, default)
+    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model: type[BaseModel] = create_model(f"{name}_options", __config__=config, **fields)
+    return model
+
+
+def run_checker(info: CheckerInfo, text: str, options: Mapping[str, Any]) -> CheckResult:
+    """Call a checker and never let it crash a run or pass by accident.
+
+    A checker that raises, or returns something that is neither a ``CheckResult``
+    nor a ``bool``, yields a failed result whose issue carries the error.
+    """
+    try:
+        raw = info.fn(text, **options)
+    except Exception as exc:  # a broken checker is a failed criterion, not a crash
+        return CheckResult(
+            passed=False,
+            issues=[f"checker {info.name!r} raised {type(exc).__name__}: {exc}"],
+        )
+    if isinstance(raw, CheckResult):
+        return raw
+    if isinstance(raw, bool):
+        return CheckResult(passed=raw)
+    return CheckResult(
+        passed=False,
+        issues=[
+            f"checker {info.name!r} returned {type(raw).__name__}, "
+            "expected CheckResult or bool"
+        ],
+    )

@@ -1,0 +1,50 @@
+"""The verdict: the judge's answer, and the merged answer of a whole rubric."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Verdict(BaseModel):
+    """A verdict on one draft.
+
+    ``reasoning`` comes first on purpose: a judge decoding fields in order writes its
+    evidence before it commits to ``passed``. ``criteria_met`` is the evidence the
+    gate reads (see :func:`accepted`); ``passed`` is only the judge's claim.
+
+    >>> v = Verdict(reasoning="cites 4.2", criteria_met={"api_cited": True},
+    ...             passed=True, issues=[])
+    >>> accepted(v, ["api_cited"])
+    True
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str = Field(description="Cite specific evidence before judging.")
+    criteria_met: dict[str, bool]
+    passed: bool
+    issues: list[str]
+    scores: dict[str, float] = Field(default_factory=dict)
+    feedback: dict[str, str] = Field(default_factory=dict)
+
+
+def accepted(verdict: Verdict, keys: Iterable[str]) -> bool:
+    """The gate: the claim **and** the evidence, covering every key asked about.
+
+    True only when ``verdict.passed`` is True, every key in ``keys`` is present in
+    ``verdict.criteria_met``, and every value there is True. An empty
+    ``criteria_met`` therefore never passes a non-empty rubric.
+    """
+    met = verdict.criteria_met
+    return bool(
+        verdict.passed is True
+        and all(key in met for key in keys)
+        and all(value is True for value in met.values())
+    )
+
+
+def as_feedback(issues: Iterable[str] | None) -> str:
+    """Render issues as bullet text for a prompt: ``"- a\\n- b"``; ``""`` for none."""
+    return "\n".join(f"- {issue}" for issue in issues or ())

@@ -1,0 +1,183 @@
+"""Every exception gradeloop raises on purpose.
+
+The tree::
+
+    GradeloopError                      base of everything below
+    ├── RubricError (ValueError)        a rubric file or dict is wrong: names the file,
+    │                                   the criterion and the fix
+    ├── CheckerError                    the checker registry
+    │   ├── UnknownCheckerError (LookupError)
+    │   │                               no checker by that name; lists what is registered
+    │   └── CheckerConflictError        two plugins registered one name; names both
+    ├── InputError (ValueError)         a draft, task or label file that cannot be read
+    ├── ConfigError                     no model configured, bad environment setting
+    │   └── JudgeRequiredError          judge-filled keys but no judge; names the keys
+    ├── NotAnAnswer (RuntimeError)      a model reply that is not a finished answer:
+    │                                   refusal ("declined"), truncation ("max_tokens"),
+    │                                   or no text block ("no text block")
+    ├── JudgeError                      the judge failed to give a usable verdict
+    │                                   (refusal, truncation, schema-invalid reply, API
+    │                                   error after the client's retries); never a pass
+    └── HistoryError                    the history store cannot be read or written
+        └── LoopNotFoundError (LookupError)
+
+Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
+``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
+``NotAnAnswer.reason`` / ``.stop_details``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "CheckerConflictError",
+    "CheckerError",
+    "ConfigError",
+    "GradeloopError",
+    "HistoryError",
+    "InputError",
+    "JudgeError",
+    "JudgeRequiredError",
+    "LoopNotFoundError",
+    "NotAnAnswer",
+    "RubricError",
+    "UnknownCheckerError",
+]
+
+
+class GradeloopError(Exception):
+    """Base class of every exception gradeloop raises deliberately."""
+
+
+class RubricError(GradeloopError, ValueError):
+    """A rubric is invalid. The message names the file, the criterion and the fix."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        key: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.key = key
+        self.line = line
+        self.detail = message
+        where = []
+        if self.path is not None:
+            where.append(f"{self.path}:{line}" if line else str(self.path))
+        if key is not None:
+            where.append(f"criterion {key!r}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class CheckerError(GradeloopError):
+    """Base class for problems with the checker registry."""
+
+
+class UnknownCheckerError(CheckerError, LookupError):
+    """No checker is registered under the requested name."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        self.name = name
+        self.known = tuple(sorted(known))
+        listing = ", ".join(self.known) if self.known else "none"
+        super().__init__(
+            f"unknown checker {name!r}; registered checkers: {listing}"
+            " (run `gradeloop checkers` to see where each comes from)"
+        )
+
+    def __str__(self) -> str:  # LookupError would repr() the message otherwise
+        return str(self.args[0])
+
+
+class CheckerConflictError(CheckerError):
+    """Two plugins registered a checker under the same name."""
+
+    def __init__(self, name: str, plugins: Sequence[str]) -> None:
+        self.name = name
+        self.plugins = tuple(plugins)
+        who = " and ".join(repr(p) for p in self.plugins)
+        super().__init__(
+            f"checker {name!r} is registered by both {who}; block one of them "
+            "(GRADELOOP_BLOCK_PLUGINS=<name>) or rename the checker"
+        )
+
+
+class InputError(GradeloopError, ValueError):
+    """A file or argument the user gave cannot be used."""
+
+
+class ConfigError(GradeloopError):
+    """gradeloop is not configured for what was asked (for example, no model)."""
+
+
+class JudgeRequiredError(ConfigError):
+    """The rubric has judge-filled keys and no judge was given."""
+
+    def __init__(self, keys: Sequence[str], hint: str = "") -> None:
+        self.keys = tuple(keys)
+        listing = ", ".join(self.keys)
+        fix = hint or (
+            "pass judge=AnthropicJudge(...) (needs ANTHROPIC_API_KEY), or give these "
+            "criteria a checker"
+        )
+        super().__init__(f"criteria filled by the judge need a judge: {listing}; {fix}")
+
+
+StopReason = Literal["refusal", "max_tokens", "no_text"]
+
+
+class NotAnAnswer(GradeloopError, RuntimeError):
+    """A model reply stopped for a reason that is not a finished answer.
+
+    ``reason`` is ``"refusal"``, ``"max_tokens"`` or ``"no_text"``; the message
+    contains ``declined``, ``max_tokens`` or ``no text block`` respectively.
+    """
+
+    def __init__(self, message: str, *, reason: StopReason, stop_details: Any = None) -> None:
+        self.reason = reason
+        self.stop_details = stop_details
+        super().__init__(message)
+
+
+JudgeFailure = Literal["refusal", "max_tokens", "no_text", "invalid", "api_error"]
+
+
+class JudgeError(GradeloopError):
+    """The judge could not produce a usable verdict. A judge error is never a pass.
+
+    ``reason`` is one of ``"refusal"``, ``"max_tokens"``, ``"no_text"``,
+    ``"invalid"`` (the reply did not validate against the rubric's schema) or
+    ``"api_error"`` (the API still failed after the client's own retries).
+    ``usage`` holds the tokens the failed attempts cost, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: JudgeFailure,
+        attempts: int = 1,
+        usage: Any = None,
+    ) -> None:
+        self.reason = reason
+        self.attempts = attempts
+        self.usage = usage
+        super().__init__(message)
+
+
+class HistoryError(GradeloopError):
+    """The history store cannot be opened, migrated, read or written."""
+
+
+class LoopNotFoundError(HistoryError, LookupError):
+    """No loop with that id is in the history store."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
