@@ -1,0 +1,67 @@
+"""Fixtures shared by the whole suite.
+
+Every test runs with ``GRADELOOP_HOME`` in a temporary directory, with no
+Anthropic credentials in the environment, and with any network connection that
+is not to the loopback interface turned into a test failure.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gradeloop._registry import reset_default_registry
+
+pytest_plugins = ["tests.emulator"]
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_real_connect = socket.socket.connect
+_real_create_connection = socket.create_connection
+
+
+def _host_of(address: Any) -> str | None:
+    if isinstance(address, tuple) and address:
+        return str(address[0])
+    return None  # AF_UNIX paths and the like
+
+
+class NetworkAttempt(AssertionError):
+    pass
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    host = _host_of(address)
+    if host is not None and host not in _LOOPBACK:
+        raise NetworkAttempt(f"test tried to reach the network: {address!r}")
+    return _real_connect(self, address)
+
+
+def _guarded_create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+    host = _host_of(address)
+    if host is not None and host not in _LOOPBACK:
+        raise NetworkAttempt(f"test tried to reach the network: {address!r}")
+    return _real_create_connection(address, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket, "create_connection", _guarded_create_connection)
+
+
+@pytest.fixture(autouse=True)
+def gradeloop_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+                   ) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("gradeloop-home")
+    monkeypatch.setenv("GRADELOOP_HOME", str(home))
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
+                "GRADELOOP_MODEL", "GRADELOOP_JUDGE_MODEL", "GRADELOOP_DISABLE_PLUGIN_AUTOLOAD",
+                "GRADELOOP_PLUGINS", "GRADELOOP_BLOCK_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    reset_default_registry()
+    yield home
+    reset_default_registry()

@@ -1,0 +1,1 @@
+"""Placeholder: the Messages-API emulator is being written (issue 3)."""
