@@ -22,7 +22,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
 
 import pluggy
 
@@ -73,8 +72,8 @@ class Registry:
         self._block = set(block) if block is not None else None
         self._checkers: dict[str, CheckerInfo] = {}
         self._conflicts: dict[str, list[str]] = {}
-        self.failures: list[PluginFailure] = []
-        self.plugins: dict[str, str | None] = {}  # plugin name -> distribution
+        self._failures: list[PluginFailure] = []
+        self._plugins: dict[str, str | None] = {}  # plugin name -> distribution
         self._pm = pluggy.PluginManager("gradeloop")
         self._pm.add_hookspecs(hookspecs)
         self._loaded = False
@@ -102,15 +101,15 @@ class Registry:
 
     def _load_entry_point(self, ep: metadata.EntryPoint) -> None:
         dist = ep.dist.name if ep.dist is not None else None
-        if ep.name in self.plugins:  # the same distribution seen twice on sys.path
+        if ep.name in self._plugins:  # the same distribution seen twice on sys.path
             return
         try:
             plugin = ep.load()
             self._pm.register(plugin, name=ep.name)
         except Exception as exc:
-            self.failures.append(PluginFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+            self._failures.append(PluginFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
             return
-        self.plugins[ep.name] = dist
+        self._plugins[ep.name] = dist
         self._collect(ep.name, plugin, dist)
 
     def register_plugin(self, plugin: object, name: str | None = None) -> None:
@@ -120,7 +119,7 @@ class Registry:
             plugin_name = self._pm.register(plugin, name=name)
             if plugin_name is None:  # blocked in pluggy
                 return
-            self.plugins[plugin_name] = None
+            self._plugins[plugin_name] = None
             self._collect(plugin_name, plugin, None)
 
     def _collect(self, plugin_name: str, plugin: object, dist: str | None) -> None:
@@ -139,7 +138,7 @@ class Registry:
             try:
                 impl.function(**{arg: register for arg in impl.argnames})
             except Exception as exc:
-                self.failures.append(
+                self._failures.append(
                     PluginFailure(plugin_name, dist, f"{type(exc).__name__}: {exc}")
                 )
 
@@ -172,6 +171,18 @@ class Registry:
             description=description,
             options_model=options_model_for(name, fn),
         )
+
+    @property
+    def failures(self) -> list[PluginFailure]:
+        """Plugins that failed to import or to register, after loading."""
+        self.load()
+        return list(self._failures)
+
+    @property
+    def plugins(self) -> dict[str, str | None]:
+        """Loaded plugins: name -> distribution (None for in-process plugins)."""
+        self.load()
+        return dict(self._plugins)
 
     # -- lookup ------------------------------------------------------------------
 

@@ -220,8 +220,10 @@ class Rubric(Sequence[Criterion]):
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            line = getattr(exc, "lineno", None)
-            msg = getattr(exc, "msg", str(exc))
+            # Python < 3.14 keeps the position only in the message text
+            found = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
+            msg = str(exc)[: found.start()] if found else str(exc)
+            line = int(found.group(1)) if found else None
             raise RubricError(f"invalid TOML: {msg}", path=p, line=line) from None
         return cls.from_dict(data, path=p, registry=registry, _lines=_criteria_lines(text))
 

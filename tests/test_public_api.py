@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import gradeloop
+
+
+def test_all_is_sorted_and_importable() -> None:
+    assert list(gradeloop.__all__) == sorted(gradeloop.__all__)
+    for name in gradeloop.__all__:
+        assert hasattr(gradeloop, name), name
+
+
+def test_the_contract_names_are_public() -> None:
+    contract = {
+        "Verdict", "accepted", "as_feedback", "Criterion", "Rubric", "RubricError",
+        "CheckResult", "hookimpl", "checker", "get_checker", "grade", "Evaluation",
+    }
+    assert contract <= set(gradeloop.__all__)
+
+
+def test_hookimpl_belongs_to_the_gradeloop_project() -> None:
+    assert gradeloop.hookimpl.project_name == "gradeloop"
+
+
+def test_error_tree_roots_at_gradeloop_error() -> None:
+    from gradeloop import errors
+
+    for name in errors.__all__:
+        assert issubclass(getattr(errors, name), errors.GradeloopError), name

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradeloop import CheckResult, Rubric, RubricError, checker, get_checker, hookimpl
+from gradeloop._checks import run_checker
+from gradeloop._registry import Registry, unregister_checker
+from gradeloop.errors import CheckerConflictError, UnknownCheckerError
+from tests.plugin_dists import CLASHES, GOOD, IMPORT_FAILS, REGISTER_FAILS, make_dist
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    return root
+
+
+def test_third_party_plugin_is_found_through_its_entry_point(site: Path) -> None:
+    make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
+    reg = Registry()
+    info = reg.info("shouty")
+    assert info.plugin == "shouty" and info.distribution == "gradeloop-shouty"
+    assert info.description == "Fails drafts that are mostly capital letters."
+    assert info.fn("HELLO THERE you").passed is False
+    assert info.fn("hello there").passed is True
+
+
+def test_builtin_checkers_come_through_the_same_entry_point_group() -> None:
+    reg = Registry()
+    assert reg.plugins["builtin"] == "gradeloop"
+    assert reg.failures == []
+
+
+def test_a_plugin_that_fails_to_import_is_reported_and_others_still_load(site: Path) -> None:
+    make_dist(site, "gradeloop-broken", {"broken": IMPORT_FAILS})
+    make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
+    reg = Registry()
+    assert "shouty" in reg
+    [failure] = [f for f in reg.failures if f.plugin == "broken"]
+    assert failure.distribution == "gradeloop-broken"
+    assert "ImportError: this plugin is broken on purpose" in failure.error
+
+
+def test_a_plugin_whose_hook_raises_is_reported(site: Path) -> None:
+    make_dist(site, "gradeloop-moody", {"moody": REGISTER_FAILS})
+    reg = Registry()
+    assert [f.plugin for f in reg.failures] == ["moody"]
+    assert "cannot register today" in reg.failures[0].error
+
+
+def test_two_plugins_with_one_checker_name_is_an_error_naming_both(site: Path) -> None:
+    make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
+    make_dist(site, "gradeloop-clash", {"clash": CLASHES})
+    reg = Registry()
+    with pytest.raises(CheckerConflictError) as info:
+        reg.info("shouty")
+    assert "'shouty'" in str(info.value) and "'clash'" in str(info.value)
+    assert "shouty" not in reg
+    with pytest.raises(RubricError, match="registered by both"):
+        Rubric.from_dict({"criteria": [{"key": "k", "description": "d", "checker": "shouty"}]},
+                         registry=reg)
+
+
+def test_blocking_a_plugin_by_name(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
+    make_dist(site, "gradeloop-clash", {"clash": CLASHES})
+    monkeypatch.setenv("GRADELOOP_BLOCK_PLUGINS", "clash")
+    reg = Registry()
+    assert reg.info("shouty").plugin == "shouty"
+    assert "clash" not in reg.plugins
+
+
+def test_disabling_autoload_loads_only_named_plugins(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
+    monkeypatch.setenv("GRADELOOP_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert "shouty" not in Registry() and "builtin" not in Registry().plugins
+    monkeypatch.setenv("GRADELOOP_PLUGINS", "shouty")
+    reg = Registry()
+    assert "shouty" in reg and "builtin" not in reg.plugins
+
+
+def test_loading_is_lazy_and_idempotent(site: Path) -> None:
+    before = {m for m in sys.modules if m.startswith("gradeloop_shouty_")}
+    make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
+    reg = Registry()
+    # nothing is imported until something needs a checker
+    assert {m for m in sys.modules if m.startswith("gradeloop_shouty_")} == before
+    reg.load()
+    assert {m for m in sys.modules if m.startswith("gradeloop_shouty_")} != before
+    first = reg.info("shouty")
+    reg.load()
+    assert reg.info("shouty") is first
+
+
+def test_unknown_checker_lists_the_registered_ones() -> None:
+    reg = Registry(autoload=False)
+    reg.add("a_check", lambda text: True)
+    with pytest.raises(UnknownCheckerError) as info:
+        reg.get("nope")
+    assert str(info.value).startswith("unknown checker 'nope'; registered checkers: a_check")
+
+
+def test_checker_decorator_registers_in_process() -> None:
+    @checker("ends_with_period")
+    def ends_with_period(text: str) -> bool:
+        return text.rstrip().endswith(".")
+
+    try:
+        fn = get_checker("ends_with_period")
+        assert fn is ends_with_period
+        r = Rubric.from_dict({"criteria": [
+            {"key": "k", "description": "d", "checker": "ends_with_period"}]})
+        assert r["k"].source == "code"
+    finally:
+        unregister_checker("ends_with_period")
+    with pytest.raises(UnknownCheckerError):
+        get_checker("ends_with_period")
+
+
+def test_decorator_refuses_to_steal_a_plugins_name() -> None:
+    reg = Registry(autoload=False)
+
+    class Plugin:
+        @hookimpl
+        def register_checkers(self, register):  # type: ignore[no-untyped-def]
+            register("taken", lambda text: True)
+
+    reg.register_plugin(Plugin(), name="someone")
+    with pytest.raises(CheckerConflictError, match="'someone' and '<in-process>'"):
+        reg.add("taken", lambda text: False)
+
+
+def test_bare_bool_is_wrapped_and_exceptions_become_failed_criteria() -> None:
+    reg = Registry(autoload=False)
+    reg.add("yes", lambda text: True)
+
+    def explodes(text: str) -> CheckResult:
+        raise ZeroDivisionError("boom")
+
+    reg.add("explodes", explodes)
+    reg.add("weird", lambda text: "yes")
+    assert run_checker(reg.info("yes"), "x", {}) == CheckResult(True)
+    broken = run_checker(reg.info("explodes"), "x", {})
+    assert broken.passed is False
+    assert broken.issues == ["checker 'explodes' raised ZeroDivisionError: boom"]
+    weird = run_checker(reg.info("weird"), "x", {})
+    assert weird.passed is False and "returned str" in weird.issues[0]
+
+
+def test_checker_result_validates_itself() -> None:
+    with pytest.raises(TypeError):
+        CheckResult("yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        CheckResult(True, score=11)
+    assert CheckResult(True, score=10).score == 10
