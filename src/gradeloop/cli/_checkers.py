@@ -1,0 +1,56 @@
+"""``gradeloop checkers``: what is registered, where it comes from, what failed."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from .._registry import default_registry
+from ._io import console, print_json
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("checkers", help="list the registered checkers and plugin problems")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    registry = default_registry()
+    checkers = [
+        {
+            "name": c.name,
+            "plugin": c.plugin,
+            "distribution": c.distribution,
+            "description": c.description,
+            "options": c.option_names(),
+        }
+        for c in registry
+    ]
+    failures = [
+        {"plugin": f.plugin, "distribution": f.distribution, "error": f.error}
+        for f in registry.failures
+    ]
+    conflicts = [{"name": n, "plugins": p} for n, p in sorted(registry.conflicts.items())]
+    if args.json:
+        print_json({"checkers": checkers, "failed_plugins": failures, "conflicts": conflicts})
+        return 0
+    out = console()
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("checker", "plugin", "distribution", "options", "description"):
+        table.add_column(column, overflow="fold")
+    for c in checkers:
+        table.add_row(*map(escape, (c["name"], c["plugin"], c["distribution"] or "-",
+                                    ", ".join(c["options"]) or "-", c["description"])))
+    out.print(table)
+    for f in failures:
+        out.print(f"plugin {f['plugin']!r} ({f['distribution'] or 'unknown distribution'}) "
+                  f"failed to load: {f['error']}", markup=False)
+    for conflict in conflicts:
+        out.print(f"checker {conflict['name']!r} is registered by several plugins: "
+                  f"{', '.join(conflict['plugins'])}; it cannot be used until one is blocked",
+                  markup=False)
+    return 0

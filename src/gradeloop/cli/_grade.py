@@ -1,0 +1,79 @@
+"""``gradeloop grade``: grade one draft against a rubric."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from .._grade import Evaluation, grade
+from .._rubric import Rubric
+from ._io import console, print_json, read_task, read_text
+from ._models import add_model_options, build_judge, require_model
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "grade",
+        help="grade a draft against a rubric",
+        description="Grade DRAFT against the rubric. Exit 0 when accepted, 1 when not, "
+        "2 for bad input.",
+    )
+    p.add_argument("draft", metavar="DRAFT", help="the draft file, or - for stdin")
+    p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
+    p.add_argument("--task", metavar="TEXT", help="the task the draft answers")
+    p.add_argument("--task-file", metavar="FILE", help="read the task from a file")
+    p.add_argument("--json", action="store_true", help="print the evaluation JSON")
+    p.add_argument("--code-only", action="store_true",
+                   help="grade only the code-filled keys; judge keys are reported as not "
+                   "checked (and the draft is not accepted)")
+    add_model_options(p, generator=False)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    rubric = Rubric.load(args.rubric)
+    draft = read_text(args.draft, "draft")
+    task = read_task(args.task, args.task_file)
+    judge = None
+    if rubric.judge_keys and not args.code_only:
+        require_model(args, rubric.judge_keys, code_only_hint=True)
+        judge = build_judge(args)
+    evaluation = grade(draft, rubric, task=task, judge=judge, skip_judge=args.code_only)
+    if args.json:
+        print_json(evaluation.to_json())
+    else:
+        render(evaluation)
+    return 0 if evaluation.accepted else 1
+
+
+def render(evaluation: Evaluation) -> None:
+    """The per-criterion table, then the overall score and the verdict."""
+    out = console()
+    table = Table(show_lines=False, pad_edge=False, box=None, header_style="bold")
+    for column in ("criterion", "filled by", "result", "score", "issues"):
+        table.add_column(column, overflow="fold")
+    for c in evaluation.criteria:
+        result = "not checked" if not c.checked else ("pass" if c.passed else "FAIL")
+        issues = "; ".join(c.issues) if c.source == "code" or not c.checked else (
+            c.feedback or "; ".join(c.issues))
+        table.add_row(*map(escape, (c.key, c.filled_by, result, f"{c.score:g}", issues)))
+    out.print(table)
+    judge_issues = [i for i in evaluation.verdict.issues if ":" not in i.split(" ")[0]]
+    if evaluation.judge_called and judge_issues:
+        out.print("\njudge's issues:")
+        for issue in judge_issues:
+            out.print(f"  - {issue}", markup=False)
+    verdict = "ACCEPTED" if evaluation.accepted else "NOT ACCEPTED"
+    detail = ""
+    if not evaluation.accepted:
+        failed = [k for k in evaluation.failed_keys if k not in evaluation.not_checked]
+        parts = []
+        if failed:
+            parts.append("failed: " + ", ".join(failed))
+        if evaluation.not_checked:
+            parts.append("not checked: " + ", ".join(evaluation.not_checked))
+        detail = " (" + "; ".join(parts) + ")" if parts else ""
+    out.print(f"\noverall {evaluation.overall_score:.2f}/10  {verdict}{detail}", markup=False)

@@ -1,0 +1,53 @@
+"""Reading what the user gave, and writing results."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ..errors import InputError
+
+
+def read_text(path: str, what: str) -> str:
+    """Read a UTF-8 file (``-`` is stdin), or raise a one-line InputError."""
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{what} from stdin is not UTF-8 text") from None
+    p = Path(path)
+    try:
+        return p.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} file not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} path is a directory, not a file: {path}") from None
+    except PermissionError:
+        raise InputError(f"{what} file is not readable: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what} file is not UTF-8 text: {path} (byte {exc.start}); save it as UTF-8"
+        ) from None
+
+
+def read_task(task: str | None, task_file: str | None) -> str:
+    """The task from ``--task`` or ``--task-file`` (they exclude each other)."""
+    if task is not None and task_file is not None:
+        raise InputError("give --task or --task-file, not both")
+    if task_file is not None:
+        return read_text(task_file, "task").strip()
+    return (task or "").strip()
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def console(stderr: bool = False) -> Console:
+    """A console that prints plain text when not on a terminal."""
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
