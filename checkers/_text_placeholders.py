@@ -1,0 +1,102 @@
+"""``no_placeholders``: template leftovers and elided sections in a draft.
+
+Code blocks are checked by default, on purpose: ``# TODO`` and ``# ... rest of the
+code`` inside a code sample are the most common way a model leaves work undone.
+Set ``ignore_code = true`` to check prose only, or disable single kinds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from gradeloop import CheckResult
+
+from ._text_md import code_mask, quote, split_lines
+from ._text_options import Regex, regex_error
+
+MAX_LISTED = 10
+
+Kind = Literal["todo", "lorem", "brackets", "angle", "template", "ellipsis", "elision"]
+
+_FILL = r"(?:insert|add|enter|your|placeholder|fill[ -]in|replace)"
+# Each kind is matched line by line, so none of them can run across a line break.
+PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "todo": (re.compile(r"\b(?:TODO|TBD|FIXME|XXX)\b"),),
+    "lorem": (re.compile(r"\blorem\s+ipsum\b", re.IGNORECASE),),
+    # "[insert name]", "[Your Company]" -- but not a Markdown link "[your account](...)"
+    "brackets": (re.compile(rf"\[{_FILL}\b[^\[\]]{{0,80}}\](?![(\[])", re.IGNORECASE),),
+    "angle": (re.compile(rf"<{_FILL}\b[^<>]{{0,80}}>", re.IGNORECASE),),
+    "template": (re.compile(r"\{\{[ \t]*[\w.\- ]{1,60}\}\}"),),
+    "ellipsis": (
+        # a line that is nothing but an ellipsis: "...", "…", "[...]", "(...)"
+        re.compile(r"^[ \t>]*(?:\.{3,}|…|\[(?:\.{3}|…)\]|\((?:\.{3}|…)\))[ \t]*$"),
+        # a comment that opens with one: "# ...", "// ... unchanged", "<!-- ... -->"
+        re.compile(r"^[ \t]*(?:#|//|/\*|<!--|--|;)[ \t]*(?:\.{3,}|…)"),
+    ),
+    "elision": (
+        re.compile(
+            r"\b(?:(?:the )?rest of (?:the )?(?:code|implementation|function|file|class|method)"
+            r"|(?:existing|remaining|previous|other|your|more) code (?:here|goes here|unchanged)"
+            r"|(?:implementation|code) goes here)\b",
+            re.IGNORECASE,
+        ),
+    ),
+}
+
+_LABELS = {
+    "todo": "a TODO/TBD/FIXME/XXX marker",
+    "lorem": "lorem ipsum filler",
+    "brackets": "a bracketed placeholder",
+    "angle": "an angle-bracket placeholder",
+    "template": "an unfilled template variable",
+    "ellipsis": "an elided section",
+    "elision": "an elided section",
+}
+
+
+def _patterns(
+    disable: tuple[Kind, ...], extra: tuple[str, ...]
+) -> list[tuple[str, re.Pattern[str]]]:
+    chosen = [
+        (_LABELS[kind], p) for kind, ps in PATTERNS.items() if kind not in disable for p in ps
+    ]
+    chosen.extend((f"a match of extra pattern {e!r}", re.compile(e)) for e in extra)
+    return chosen
+
+
+def no_placeholders(
+    text: str,
+    *,
+    extra: tuple[Regex, ...] = (),
+    disable: tuple[Kind, ...] = (),
+    ignore_code: bool = False,
+) -> CheckResult:
+    """No placeholder or elision is left in the text (TODO, lorem ipsum, [insert ...], ...).
+
+    ``extra`` adds regular expressions (matched line by line); ``disable`` turns
+    off built-in kinds; ``ignore_code`` skips fenced code blocks.
+    """
+    bad = [problem for e in extra if (problem := regex_error(e)) is not None]
+    if bad:
+        return CheckResult(False, bad)
+    patterns = _patterns(disable, extra)
+    lines = split_lines(text)
+    skip = code_mask(lines) if ignore_code else [False] * len(lines)
+    issues: list[str] = []
+    total = 0
+    for n, line in enumerate(lines, start=1):
+        if skip[n - 1]:
+            continue
+        for label, pattern in patterns:
+            m = pattern.search(line)
+            if m is None:
+                continue
+            total += 1
+            if len(issues) < MAX_LISTED:
+                issues.append(f"{label} {quote(m.group(0), 40)} on line {n}: {quote(line)}; "
+                              "replace it with the real content")
+            break  # one issue per line is enough to find it
+    if total > MAX_LISTED:
+        issues.append(f"... and {total - MAX_LISTED} more lines with placeholders")
+    return CheckResult(not issues, issues)
