@@ -1,0 +1,120 @@
+"""The seed's four evaluation figures, computed over the stored loops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from numbers import Real
+from typing import Any
+
+__all__ = ["QUALITY_BASIS", "compute_stats", "is_complete"]
+
+QUALITY_BASIS = (
+    "mean of (last judged overall score - first judged overall score) / first * 100, "
+    "over loops with at least 2 judged iterations and a first score above 0"
+)
+
+
+def is_complete(record: Mapping[str, Any]) -> bool:
+    """Whether an iteration was fully logged.
+
+    Complete means: the draft's ``content`` (a string), an ``output_id``, a numeric
+    ``generation_time_ms``, a ``usage`` mapping, and either an ``evaluation`` or a
+    ``judge_error`` -- the draft, its cost, and what became of it.
+    """
+    output_id = record.get("output_id")
+    gen_time = record.get("generation_time_ms")
+    judge_error = record.get("judge_error")
+    return (
+        isinstance(record.get("content"), str)
+        and isinstance(output_id, str)
+        and bool(output_id)
+        and isinstance(gen_time, Real)
+        and not isinstance(gen_time, bool)
+        and isinstance(record.get("usage"), Mapping)
+        and (
+            isinstance(record.get("evaluation"), Mapping)
+            or (isinstance(judge_error, str) and bool(judge_error))
+        )
+    )
+
+
+def compute_stats(
+    loops: Iterable[Mapping[str, Any]], iterations: Iterable[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The four figures from ``loops`` rows and ``iterations`` rows.
+
+    ``loops`` rows hold ``loop_id``, ``passed``, ``stop_reason``, ``finished_at``;
+    ``iterations`` rows hold ``loop_id``, ``overall_score`` (None when unjudged) and
+    ``complete``, in iteration order within each loop.
+
+    * ``iterations_to_pass``: mean number of iterations of the loops that passed;
+    * ``quality_improvement``: see :data:`QUALITY_BASIS` (percent);
+    * ``stagnation_exits``: loops that stopped with ``"stagnation"``, as a percent
+      of finished loops;
+    * ``history_completeness``: iterations that were completely logged (see
+      :func:`is_complete`), as a percent of all iterations.
+
+    Each figure's ``value`` is None when its denominator is zero.
+    """
+    loop_rows = list(loops)
+    rounds: dict[str, int] = {}
+    judged: dict[str, list[float]] = {}
+    complete = total = 0
+    for row in iterations:
+        loop_id = str(row["loop_id"])
+        rounds[loop_id] = rounds.get(loop_id, 0) + 1
+        if row["overall_score"] is not None:
+            judged.setdefault(loop_id, []).append(float(row["overall_score"]))
+        total += 1
+        complete += bool(row["complete"])
+    finished = [r for r in loop_rows if r["finished_at"] is not None]
+    passed = [rounds.get(str(r["loop_id"]), 0) for r in finished if r["passed"]]
+    stagnated = sum(1 for r in finished if r["stop_reason"] == "stagnation")
+    return {
+        "loops": len(loop_rows),
+        "iterations_to_pass": {
+            "value": _mean(passed),
+            "unit": "iterations",
+            "loops_passed": len(passed),
+        },
+        "quality_improvement": _quality(judged.values()),
+        "stagnation_exits": {
+            "value": _percent(stagnated, len(finished)),
+            "unit": "percent",
+            "stagnation_loops": stagnated,
+            "finished_loops": len(finished),
+        },
+        "history_completeness": {
+            "value": _percent(complete, total),
+            "unit": "percent",
+            "complete_iterations": complete,
+            "iterations": total,
+        },
+    }
+
+
+def _quality(trajectories: Iterable[list[float]]) -> dict[str, Any]:
+    gains: list[float] = []
+    zero_start = 0
+    for scores in trajectories:
+        if len(scores) < 2:
+            continue
+        if scores[0] <= 0:
+            zero_start += 1  # a percentage of zero is undefined; counted, not used
+            continue
+        gains.append((scores[-1] - scores[0]) / scores[0] * 100.0)
+    return {
+        "value": _mean(gains),
+        "unit": "percent",
+        "loops": len(gains),
+        "excluded_zero_first_score": zero_start,
+        "basis": QUALITY_BASIS,
+    }
+
+
+def _mean(values: list[float] | list[int]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return part / whole * 100.0 if whole else None

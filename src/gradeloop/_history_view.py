@@ -1,0 +1,139 @@
+"""Turning stored rows into the seed's history JSON."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["history_json", "judged_passed", "judged_score", "pid_alive"]
+
+
+def judged_score(record: Mapping[str, Any]) -> float | None:
+    """The overall score a record's draft was judged at, or None if it was not judged.
+
+    A record with a ``judge_error`` counts as unjudged even if an evaluation rides
+    along: the draft's own verdict is what failed, so it has no score.
+    """
+    if record.get("judge_error") is not None:
+        return None
+    evaluation = record.get("evaluation")
+    if not isinstance(evaluation, Mapping):
+        return None
+    score = evaluation.get("overall_score")
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return None
+    return float(score)
+
+
+def judged_passed(record: Mapping[str, Any]) -> bool:
+    """Whether the record's own verdict passed; never True for a failed judgement."""
+    evaluation = record.get("evaluation")
+    return (
+        record.get("judge_error") is None
+        and isinstance(evaluation, Mapping)
+        and evaluation.get("passed") is True
+    )
+
+
+def history_json(
+    loop: Mapping[str, Any], records: Sequence[tuple[dict[str, Any], float]], status: str
+) -> dict[str, Any]:
+    """The history JSON of one loop.
+
+    ``loop`` is its ``loops`` row; ``records`` its iteration records in order, each
+    with the epoch time it was recorded at; ``status`` from the writer's liveness.
+    """
+    finished = status == "finished"
+    scores = [judged_score(rec) for rec, _ in records]
+    if finished:
+        final_output_id = loop["final_output_id"]
+        total_time_ms = float(loop["total_time_ms"])
+    else:
+        final_output_id = _best_so_far([rec for rec, _ in records], scores)
+        last_at = records[-1][1] if records else float(loop["started_at"])
+        total_time_ms = max(0.0, (last_at - float(loop["started_at"])) * 1000.0)
+    return {
+        "loop_id": loop["loop_id"],
+        "iterations": [_entry(rec) for rec, _ in records],
+        "final_output_id": final_output_id,
+        "total_time_ms": total_time_ms,
+        "improvement_trajectory": [s for s in scores if s is not None],
+        "task": loop["task"],
+        "status": status,
+        "stop_reason": loop["stop_reason"] if finished else None,
+        "passed": bool(loop["passed"]) if finished else False,
+        "final_score": loop["final_score"] if finished else None,
+        "started_at": float(loop["started_at"]),
+    }
+
+
+def _entry(record: Mapping[str, Any]) -> dict[str, Any]:
+    evaluation: dict[str, Any] = {
+        "overall_score": judged_score(record),
+        "passed": judged_passed(record),
+    }
+    if record.get("judge_error") is not None:
+        evaluation["error"] = str(record["judge_error"])
+    entry: dict[str, Any] = {
+        "output_id": record.get("output_id"),
+        "content": record.get("content"),
+        "evaluation": evaluation,
+    }
+    if record.get("feedback"):
+        entry["feedback"] = record["feedback"]
+    return entry
+
+
+def _best_so_far(records: Sequence[Mapping[str, Any]], scores: Sequence[float | None]) -> Any:
+    """The output id the "best" return policy would pick now: top score, ties to latest."""
+    best: tuple[float, int] | None = None
+    for index, score in enumerate(scores):
+        if score is not None and (best is None or score >= best[0]):
+            best = (score, index)
+    if best is not None:
+        return records[best[1]].get("output_id")
+    return records[-1].get("output_id") if records else None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id is running on this machine."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":
+        return _windows_pid_alive(pid)
+    try:
+        os.kill(pid, 0)  # signal 0: existence check only, nothing is delivered
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return False
+    return True
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import ctypes
+
+    def _windows_pid_alive(pid: int) -> bool:
+        # os.kill(pid, 0) would send CTRL_C_EVENT on Windows, so ask the kernel instead.
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # QUERY_LIMITED_INFORMATION
+        if not handle:
+            return kernel32.GetLastError() == 5  # access denied: it exists
+        try:
+            code = ctypes.c_ulong()
+            if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+                return False
+            return code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+
+else:
+
+    def _windows_pid_alive(pid: int) -> bool:
+        return False
