@@ -1,0 +1,137 @@
+"""Token usage and one record per model call, so callers can see what a run cost.
+
+Both :class:`~gradeloop.AnthropicGenerator` and :class:`~gradeloop.AnthropicJudge`
+append a :class:`CallRecord` to their ``.calls`` list for every request they make,
+failed ones included; ``.usage`` is the sum. A caller that wants the figures of a
+single call diffs ``len(x.calls)`` before and after it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+__all__ = ["CallKind", "CallRecord", "Metered", "Usage"]
+
+CallKind = Literal["generate", "evaluate", "repair"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one call, or of several added together.
+
+    The three input figures are disjoint: ``input_tokens`` is what was neither
+    written to nor read from the prompt cache. Their sum is :attr:`total_input`.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @classmethod
+    def of(cls, reply: Any) -> Usage:
+        """The usage block of an SDK reply (or a fake); zeros where it is absent."""
+        raw = getattr(reply, "usage", None)
+        if raw is None:
+            return cls()
+        return cls(
+            input_tokens=_count(raw, "input_tokens"),
+            output_tokens=_count(raw, "output_tokens"),
+            cache_creation_input_tokens=_count(raw, "cache_creation_input_tokens"),
+            cache_read_input_tokens=_count(raw, "cache_read_input_tokens"),
+        )
+
+    @property
+    def total_input(self) -> int:
+        """Every input token of the request: uncached + cache writes + cache reads."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    def __radd__(self, other: object) -> Usage:
+        # Lets the built-in sum() start from 0.
+        if other == 0:
+            return self
+        return NotImplemented
+
+    def to_dict(self) -> dict[str, int]:
+        """The four counts plus ``total_input``, JSON-ready."""
+        out = asdict(self)
+        out["total_input"] = self.total_input
+        return out
+
+
+def _count(raw: Any, name: str) -> int:
+    value = raw.get(name) if isinstance(raw, dict) else getattr(raw, name, None)
+    # Servers that do not cache send null (or nothing) for the cache figures.
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One request to the model: what it was for, what it cost, how it ended.
+
+    ``kind`` is ``"generate"``, ``"evaluate"`` or ``"repair"`` (the judge's one
+    retry after an invalid JSON reply). ``ok`` is False when the call raised or
+    its reply was unusable; ``error`` then says why.
+    """
+
+    kind: CallKind
+    model: str
+    stop_reason: str | None
+    usage: Usage
+    latency_ms: float
+    ok: bool = True
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the record."""
+        out = asdict(self)
+        out["usage"] = self.usage.to_dict()
+        return out
+
+
+class Metered:
+    """Base for the model classes: keeps a :class:`CallRecord` per request."""
+
+    def __init__(self) -> None:
+        self.calls: list[CallRecord] = []
+
+    @property
+    def usage(self) -> Usage:
+        """The usage of every call so far, added up."""
+        return sum((c.usage for c in self.calls), Usage())
+
+    def usage_since(self, start: int) -> Usage:
+        """The usage of the calls recorded after the first ``start``."""
+        return sum((c.usage for c in self.calls[start:]), Usage())
+
+    def _record(
+        self,
+        kind: CallKind,
+        model: str,
+        started: float,
+        reply: Any = None,
+        error: str | None = None,
+    ) -> CallRecord:
+        record = CallRecord(
+            kind=kind,
+            model=str(getattr(reply, "model", None) or model),
+            stop_reason=getattr(reply, "stop_reason", None),
+            usage=Usage.of(reply),
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            ok=error is None,
+            error=error,
+        )
+        self.calls.append(record)
+        return record
