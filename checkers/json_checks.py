@@ -96,14 +96,19 @@ def schema_problem(schema: Any) -> str | None:
         return str(exc)
     if not isinstance(schema, dict):
         return f"a JSON Schema must be an object, not {type(schema).__name__}"
-    cls = js.validators.validator_for(schema, default=js.Draft202012Validator)
-    if cls is None:
-        return (f"unknown $schema {schema.get('$schema')!r}; use a published draft "
+    dialect = schema.get("$schema")
+    if dialect is not None and (
+        not isinstance(dialect, str) or js.validators.validator_for(schema, default=None) is None
+    ):
+        return (f"unknown $schema {dialect!r}; use a published draft "
                 "(e.g. https://json-schema.org/draft/2020-12/schema) or leave $schema out")
+    cls = js.validators.validator_for(schema, default=js.Draft202012Validator)
     try:
         cls.check_schema(schema)
     except js.SchemaError as exc:
         return f"the schema is not a valid JSON Schema: {exc.message} at {exc.json_path}"
+    except Exception as exc:  # at load, anything but a ValueError would escape as a crash
+        return f"the schema cannot be used: {type(exc).__name__}: {exc}"
     return None
 
 

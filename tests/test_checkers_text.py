@@ -251,7 +251,8 @@ def test_length_options_are_checked_at_load() -> None:
         ("Signed <your name>", "Signed <b>Ada</b>"),
         ("Dear {{ first_name }},", "Dear Ada,"),
         ("Intro\n...\nOutro", "Intro... and more\nOutro"),
-        ("```python\ndef f():\n    # ... rest of the code\n```", "```python\ndef f():\n    pass\n```"),
+        ("```python\ndef f():\n    # ... rest of the code\n```",
+         "```python\ndef f():\n    pass\n```"),
         ("```js\n// ...\n```", "```js\n// done\n```"),
         ("[...]", "as she said [sic]"),
         ("def f():\n    pass  # existing code here", "def f():\n    return 1"),
@@ -416,7 +417,9 @@ def test_a_misspelt_length_bound_points_at_the_real_names() -> None:
 
 FRAGMENTS = ["```", "~~~", "```json", "#", "## ", "---", "===", "\n", "\r\n", "\r", " ", "...",
              "…", "TODO", "[insert x]", "{{a}}", "<your name>", "Summary", "é", "\x00", "\t"]
-texts = st.one_of(st.text(), st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=5)).map("".join))
+texts = st.one_of(
+    st.text(), st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=5)).map("".join)
+)
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("regex", {"pattern": r"^\w+$", "multiline": True}),
