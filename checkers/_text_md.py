@@ -35,8 +35,8 @@ def quote(fragment: str, limit: int = QUOTE_LIMIT) -> str:
 
 
 def line_of(text: str, offset: int) -> int:
-    """The 1-based line number of character ``offset`` in ``text``."""
-    return text.count("\n", 0, offset) + 1
+    """The 1-based line of character ``offset`` in ``text``, counted as in :func:`split_lines`."""
+    return len(split_lines(text[:offset]))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ themselves, because anyone can call them directly.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Annotated, TypeVar
 
 from pydantic import AfterValidator, Field, ValidationInfo
@@ -38,8 +38,8 @@ Regex = Annotated[str, Field(min_length=1), AfterValidator(_compiles)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 """A string with at least one character."""
 
-Count = Annotated[int, Field(ge=0)]
-"""A whole number >= 0."""
+Count = Annotated[int, Field(ge=0, strict=True)]
+"""A whole number >= 0 (strict: ``"40"`` or ``40.0`` in a rubric is a mistake, not 40)."""
 
 T = TypeVar("T")
 
@@ -79,12 +79,3 @@ def one_of_required(names: Sequence[str], *, exactly_one: bool = False) -> After
         return value
 
     return AfterValidator(check)
-
-
-def run_validator(fn: Callable[[T], T], value: T) -> str | None:
-    """Run a load-time validator on a value given directly; its complaint or None."""
-    try:
-        fn(value)
-    except ValueError as exc:
-        return str(exc)
-    return None

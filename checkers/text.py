@@ -37,10 +37,9 @@ def _flags(ignore_case: bool, multiline: bool = False, dotall: bool = False) -> 
 
 def _where(text: str, match: re.Match[str]) -> str:
     """``"x" on line 3: "the whole line"`` for a match."""
-    lines = split_lines(text)
     n = line_of(text, match.start())
     shown = quote(match.group(0), 40) if match.group(0) else "an empty match"
-    return f"{shown} on line {n}: {quote(lines[n - 1]) if n <= len(lines) else ''}".rstrip(": ")
+    return f"{shown} on line {n}: {quote(split_lines(text)[n - 1])}"
 
 
 def regex(

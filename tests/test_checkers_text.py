@@ -164,6 +164,7 @@ def test_contains_options_are_checked_at_load(checker: str) -> None:
     rejected(checker, {"values": [""]}, "values")
     rejected(checker, {"values": ["a"], "mode": "some"}, "mode")
     rejected(checker, {}, "values")
+    rejected(checker, {"values": "refund"}, "values")  # a string is not a list of strings
     assert load(checker, {"values": ["a"], "mode": "any"})["k"].options["values"] == ("a",)
 
 
@@ -232,6 +233,8 @@ def test_length_options_are_checked_at_load() -> None:
     rejected("length", {"min_chars": 9, "max_chars": 2}, "max_chars")
     rejected("length", {"min_lines": 9, "max_lines": 2}, "max_lines")
     rejected("length", {"max_words": -1}, "max_words")
+    rejected("length", {"max_words": "40"}, "max_words")
+    rejected("length", {"max_chars": 40.5}, "max_chars")
     rejected("length", {"max_word": 10}, "max_word")
     for options in ({"min_words": 3, "max_words": 3}, {"max_chars": 0}, {"min_lines": 1}):
         assert load("length", options)["k"].options == options
