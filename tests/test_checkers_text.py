@@ -139,6 +139,11 @@ def test_not_contains_any_value_fails_and_is_quoted_with_its_line() -> None:
     assert 'line 2: "Let us delve in"' in result.issues[0]
 
 
+def test_line_numbers_count_a_lone_carriage_return_as_a_line_end() -> None:
+    result = not_contains("one\rtwo delve", values=("delve",))
+    assert 'line 2: "two delve"' in result.issues[0]
+
+
 def test_not_contains_all_mode_fails_only_when_every_value_appears() -> None:
     assert not_contains("foo only", values=("foo", "bar"), mode="all").passed
     result = not_contains("foo and bar", values=("foo", "bar"), mode="all")
@@ -339,6 +344,17 @@ def test_required_sections_names_the_missing_ones() -> None:
 def test_a_comment_in_a_code_block_is_not_a_heading() -> None:
     assert not required_sections(DOC, sections=("Troubleshooting",)).passed
     assert required_sections(DOC + "\n## Troubleshooting\n", sections=("Troubleshooting",)).passed
+
+
+def test_setext_headings_need_a_paragraph_line_above() -> None:
+    assert required_sections("Usage\n=====\n", sections=("Usage",)).passed
+    assert not required_sections("- Usage\n---\n", sections=("Usage",)).passed
+    assert not required_sections("\n---\nUsage\n", sections=("Usage",)).passed
+
+
+def test_an_unclosed_fence_hides_the_rest_of_the_document() -> None:
+    assert required_sections("```\ncode\n```\n## Usage", sections=("Usage",)).passed
+    assert not required_sections("```\ncode\n## Usage", sections=("Usage",)).passed
 
 
 def test_required_sections_ordered() -> None:
