@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 import gradeloop
 from gradeloop import CheckResult, Rubric, RubricError, grade
+from gradeloop_checkers.json_checks import CHECKERS as JSON_CHECKERS
 from gradeloop_checkers.text import (
     CHECKERS,
     contains,
@@ -465,3 +468,32 @@ def test_no_text_makes_a_checker_raise(name: str, options: dict[str, Any], text:
     result = CHECKERS[name](text, **options)
     assert isinstance(result, CheckResult)
     assert result.passed or result.issues
+
+
+# -- the reference page -----------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "checkers.md"
+
+
+def _doc_criteria() -> list[dict[str, Any]]:
+    blocks = re.findall(r"^```toml\n(.*?)^```", DOCS.read_text(encoding="utf-8"), re.M | re.S)
+    return [c for block in blocks for c in tomllib.loads(block)["criteria"]]
+
+
+def test_every_registered_builtin_checker_has_a_section_in_the_docs() -> None:
+    titles = re.findall(r"^## (.+)$", DOCS.read_text(encoding="utf-8"), re.M)
+    documented = {name.strip() for t in titles for name in t.split("/")}
+    registry = gradeloop.Registry()
+    builtin = {c.name for c in registry if c.plugin == "builtin"}
+    assert builtin >= set(CHECKERS) | set(JSON_CHECKERS)
+    assert builtin <= documented
+
+
+def test_the_docs_examples_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "reply.schema.json").write_text('{"type": "object"}', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    ours = [c for c in _doc_criteria() if c["checker"] in CHECKERS or c["checker"] in JSON_CHECKERS]
+    assert {c["checker"] for c in ours} == set(CHECKERS) | set(JSON_CHECKERS)
+    for criterion in ours:
+        Rubric.from_dict({"criteria": [criterion]})
