@@ -98,8 +98,13 @@ class WireSpec:
         except ValidationError as exc:
             first = exc
         try:
-            return self.normalise(Verdict.model_validate(dict(obj)))
+            verdict = Verdict.model_validate(dict(obj))
         except ValidationError:
+            raise WireError(_summarise(first)) from None
+        try:
+            return self.normalise(verdict)
+        except WireError:
+            # Report against the wire schema, which names what is missing where.
             raise WireError(_summarise(first)) from None
 
     def to_verdict(self, wire: BaseModel) -> Verdict:
@@ -121,19 +126,25 @@ class WireSpec:
         )
 
     def normalise(self, verdict: Verdict) -> Verdict:
-        """Re-decide scored keys of a ready-made Verdict from its clamped scores."""
+        """Check a ready-made Verdict covers every key; re-decide scored keys in code.
+
+        A pass/fail key missing from ``criteria_met``, or a scored key without a
+        finite score, raises :class:`WireError`: a gap is never read as a pass.
+        """
         scores = dict(verdict.scores)
         met = dict(verdict.criteria_met)
+        missing = [c.key for c in self.criteria if c.scale != "score" and c.key not in met]
         for c in self.criteria:
             if c.scale != "score":
                 continue
             raw = scores.get(c.key)
             if raw is None or not math.isfinite(raw):
-                scores.pop(c.key, None)
-                met[c.key] = False
+                missing.append(c.key)
                 continue
             scores[c.key] = float(_clamp(raw))
             met[c.key] = scores[c.key] >= c.pass_threshold
+        if missing:
+            raise WireError(f"the verdict has no result for: {', '.join(missing)}")
         return verdict.model_copy(update={"scores": scores, "criteria_met": met})
 
 

@@ -1,0 +1,231 @@
+"""The per-rubric wire schema, and reading replies against it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+import pytest
+
+from gradeloop._rubric import Criterion
+from gradeloop._verdict import Verdict, accepted
+from gradeloop._wire import WireError, extract_json, looks_like_json, wire_spec
+from gradeloop.testing import verdict_reply
+from tests.emulator import Emulator
+
+API_CITED = Criterion(key="api_cited", description="Every API claim cites a spec section.")
+NO_INVENTION = Criterion(key="no_invention", description="Nothing outside the spec.")
+CLARITY = Criterion(key="clarity", description="Clear to a new reader.", scale="score",
+                    threshold=8)
+CRITERIA = (API_CITED, NO_INVENTION, CLARITY)
+
+
+def full(**overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "reasoning": "Section 4.2 is cited for every claim.",
+        "scores": {"clarity": 9},
+        "criteria_met": {"api_cited": True, "no_invention": True},
+        "passed": True,
+        "issues": [],
+    }
+    data.update(overrides)
+    return data
+
+
+# -- the schema -------------------------------------------------------------------------
+
+def test_reasoning_comes_first_then_scores_criteria_met_passed_issues() -> None:
+    schema = wire_spec(CRITERIA).schema
+    assert list(schema["properties"]) == ["reasoning", "scores", "criteria_met", "passed",
+                                          "issues"]
+    assert schema["required"] == ["reasoning", "scores", "criteria_met", "passed", "issues"]
+
+
+def resolve(schema: dict[str, Any], prop: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in prop:
+        name = prop["$ref"].rsplit("/", 1)[-1]
+        return dict(schema["$defs"][name])
+    return prop
+
+
+def test_every_pass_fail_key_is_a_required_boolean_property() -> None:
+    schema = wire_spec(CRITERIA).schema
+    met = resolve(schema, schema["properties"]["criteria_met"])
+    assert met["required"] == ["api_cited", "no_invention"]
+    assert {k: v["type"] for k, v in met["properties"].items()} == {
+        "api_cited": "boolean", "no_invention": "boolean"}
+    assert met["additionalProperties"] is False
+
+
+def test_every_scored_key_is_a_required_integer_under_scores() -> None:
+    schema = wire_spec(CRITERIA).schema
+    scores = resolve(schema, schema["properties"]["scores"])
+    assert scores["required"] == ["clarity"]
+    assert scores["properties"]["clarity"]["type"] == "integer"
+
+
+def test_the_naive_dict_field_would_allow_only_an_empty_object() -> None:
+    # The reason the schema is built per rubric (DESIGN section 4).
+    naive = anthropic.transform_schema(Verdict.model_json_schema())
+    assert naive["properties"]["criteria_met"]["properties"] == {}
+    assert naive["properties"]["criteria_met"]["additionalProperties"] is False
+
+
+def test_sections_without_keys_are_left_out() -> None:
+    only_pf = wire_spec((API_CITED,)).schema
+    assert "scores" not in only_pf["properties"]
+    only_scored = wire_spec((CLARITY,)).schema
+    assert "criteria_met" not in only_scored["properties"]
+    assert list(only_scored["properties"]) == ["reasoning", "scores", "passed", "issues"]
+
+
+def test_feedback_adds_one_required_string_per_key() -> None:
+    schema = wire_spec(CRITERIA, feedback=True).schema
+    assert list(schema["properties"])[-1] == "feedback"
+    fb = resolve(schema, schema["properties"]["feedback"])
+    assert fb["required"] == ["api_cited", "no_invention", "clarity"]
+    assert {p["type"] for p in fb["properties"].values()} == {"string"}
+
+
+def test_the_model_is_cached_per_key_set() -> None:
+    assert wire_spec(CRITERIA).model is wire_spec(list(CRITERIA)).model
+    assert wire_spec(CRITERIA).model is not wire_spec((API_CITED,)).model
+
+
+def test_keys_that_are_not_identifiers_or_shadow_pydantic_names_work() -> None:
+    odd = (Criterion(key="has-title", description="d"),
+           Criterion(key="model_config", description="d"),
+           Criterion(key="copy", description="d"))
+    spec = wire_spec(odd)
+    met = resolve(spec.schema, spec.schema["properties"]["criteria_met"])
+    assert met["required"] == ["has-title", "model_config", "copy"]
+    v = spec.parse_text(json.dumps({"reasoning": "r", "passed": True, "issues": [],
+                                    "criteria_met": dict.fromkeys(met["required"], True)}))
+    assert v.criteria_met == {"has-title": True, "model_config": True, "copy": True}
+
+
+def test_an_empty_criteria_set_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one criterion"):
+        wire_spec(())
+
+
+def test_the_schema_equals_what_parse_output_format_sends(emulator: Emulator) -> None:
+    spec = wire_spec(CRITERIA, feedback=True)
+    emulator.enqueue(verdict_reply(full(feedback=dict.fromkeys(["api_cited", "no_invention",
+                                                                 "clarity"], "ok"))))
+    client = emulator.client()
+    client.messages.parse(model="claude-opus-5-5", max_tokens=100, output_format=spec.model,
+                          messages=[{"role": "user", "content": "x"}])
+    assert emulator.bodies[0]["output_config"] == spec.output_config()
+
+
+# -- reading replies --------------------------------------------------------------------
+
+def test_a_full_valid_verdict_passes_the_gate() -> None:
+    v = wire_spec(CRITERIA).parse_text(json.dumps(full()))
+    assert v.criteria_met == {"api_cited": True, "no_invention": True, "clarity": True}
+    assert v.scores == {"clarity": 9.0}
+    assert accepted(v, [c.key for c in CRITERIA])
+
+
+def test_an_empty_criteria_met_is_invalid() -> None:
+    with pytest.raises(WireError, match=r"criteria_met\.api_cited: Field required"):
+        wire_spec(CRITERIA).parse_text(json.dumps(full(criteria_met={})))
+
+
+def test_a_missing_key_is_invalid() -> None:
+    with pytest.raises(WireError, match=r"criteria_met\.no_invention: Field required"):
+        wire_spec(CRITERIA).parse_text(json.dumps(full(criteria_met={"api_cited": True})))
+
+
+def test_a_missing_score_is_invalid() -> None:
+    with pytest.raises(WireError, match=r"scores\.clarity: Field required"):
+        wire_spec(CRITERIA).parse_text(json.dumps(full(scores={})))
+
+
+@pytest.mark.parametrize(("field", "value", "where"), [
+    ("criteria_met", {"api_cited": "true", "no_invention": True}, "criteria_met.api_cited"),
+    ("scores", {"clarity": 7.5}, "scores.clarity"),
+    ("scores", {"clarity": "9"}, "scores.clarity"),
+    ("passed", "yes", "passed"),
+    ("issues", "none", "issues"),
+])
+def test_wrong_types_are_invalid(field: str, value: Any, where: str) -> None:
+    with pytest.raises(WireError, match=where.replace(".", r"\.")):
+        wire_spec(CRITERIA).parse_text(json.dumps(full(**{field: value})))
+
+
+def test_non_json_is_invalid() -> None:
+    with pytest.raises(WireError, match="Invalid JSON"):
+        wire_spec(CRITERIA).parse_text("The draft looks fine to me.")
+
+
+def test_scores_are_clamped_and_met_is_decided_in_code() -> None:
+    spec = wire_spec(CRITERIA)
+    low = spec.parse_text(json.dumps(full(scores={"clarity": 7})))
+    assert low.criteria_met["clarity"] is False  # threshold 8; the judge said passed=true
+    assert not accepted(low, [c.key for c in CRITERIA])
+    high = spec.parse_text(json.dumps(full(scores={"clarity": 42})))
+    assert high.scores["clarity"] == 10.0 and high.criteria_met["clarity"] is True
+    neg = spec.parse_text(json.dumps(full(scores={"clarity": -3})))
+    assert neg.scores["clarity"] == 1.0 and neg.criteria_met["clarity"] is False
+
+
+def test_a_judge_boolean_for_a_scored_key_is_ignored() -> None:
+    v = wire_spec(CRITERIA).parse_object(full(scores={"clarity": 3}, criteria_met={
+        "api_cited": True, "no_invention": True, "clarity": True}))
+    assert v.criteria_met["clarity"] is False
+
+
+def test_extra_keys_from_a_chatty_model_are_ignored() -> None:
+    v = wire_spec(CRITERIA).parse_text(json.dumps(full(confidence="high")))
+    assert accepted(v, [c.key for c in CRITERIA])
+
+
+def test_parse_object_accepts_a_verdict_a_wire_instance_and_a_dict() -> None:
+    spec = wire_spec(CRITERIA)
+    wire = spec.model.model_validate(full())
+    assert spec.parse_object(wire).criteria_met["api_cited"] is True
+    assert spec.parse_object(full()).scores == {"clarity": 9.0}
+    ready = Verdict(reasoning="r", criteria_met={"api_cited": True, "no_invention": True,
+                                                 "clarity": True},
+                    passed=True, issues=[], scores={"clarity": 2})
+    assert spec.parse_object(ready).criteria_met["clarity"] is False
+    with pytest.raises(WireError, match="not a verdict"):
+        spec.parse_object(["a", "list"])
+    with pytest.raises(WireError, match="Field required"):
+        spec.parse_object({"passed": True})
+
+
+def test_a_ready_verdict_must_cover_every_key() -> None:
+    spec = wire_spec(CRITERIA)
+    no_score = Verdict(reasoning="r", criteria_met={"api_cited": True, "no_invention": True,
+                                                    "clarity": True}, passed=True, issues=[])
+    with pytest.raises(WireError, match="no result for: clarity"):
+        spec.parse_object(no_score)
+    empty = Verdict(reasoning="r", criteria_met={}, passed=True, issues=[],
+                    scores={"clarity": 9})
+    with pytest.raises(WireError, match="no result for: api_cited, no_invention"):
+        spec.parse_object(empty)
+    nan = no_score.model_copy(update={"scores": {"clarity": float("nan")}})
+    with pytest.raises(WireError, match="no result for: clarity"):
+        spec.parse_object(nan)
+
+
+# -- JSON extraction --------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    '{"a": 1}',
+    '```json\n{"a": 1}\n```',
+    '```JSON\n{"a": 1}\n```\n',
+    '```\n{"a": 1}\n```',
+    'Here is my verdict:\n{"a": 1}\nThanks.',
+])
+def test_extract_json_finds_the_object(text: str) -> None:
+    assert json.loads(extract_json(text)) == {"a": 1}
+
+
+def test_looks_like_json() -> None:
+    assert looks_like_json('  {"a": 1}') and looks_like_json("```json\n{}\n```")
+    assert not looks_like_json("The draft is good.")
