@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 _OPEN_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t](.*))?$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 # A line that cannot be the text of a setext heading (list item, quote, table, rule...).
 _NOT_PARAGRAPH = re.compile(r"^ {0,3}(?:[-+*>|#]|\d{1,9}[.)](?:\s|$)|```|~~~|={3,}|-{3,})")
@@ -93,6 +93,19 @@ class Heading:
     text: str
 
 
+def _atx_text(rest: str) -> str:
+    """An ATX heading's text without its optional closing ``###``.
+
+    Done with string methods: the regex way backtracks quadratically on a line of
+    many spaces and tabs, and a draft may contain anything.
+    """
+    text = rest.strip(" \t")
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare.rstrip(" \t")
+    return text.strip()
+
+
 def headings(lines: Sequence[str]) -> list[Heading]:
     """The ATX (``## Title``) and setext (``Title`` over ``===``) headings outside code."""
     in_code = code_mask(lines)
@@ -102,7 +115,7 @@ def headings(lines: Sequence[str]) -> list[Heading]:
             continue
         atx = _ATX.match(line)
         if atx is not None:
-            found.append(Heading(i, len(atx.group(1)), (atx.group(2) or "").strip()))
+            found.append(Heading(i, len(atx.group(1)), _atx_text(atx.group(2) or "")))
             continue
         under = _SETEXT_UNDERLINE.match(line)
         if under is None or i == 0 or in_code[i - 1]:

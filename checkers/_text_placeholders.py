@@ -27,7 +27,7 @@ PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
     # "[insert name]", "[Your Company]" -- but not a Markdown link "[your account](...)"
     "brackets": (re.compile(rf"\[{_FILL}\b[^\[\]]{{0,80}}\](?![(\[])", re.IGNORECASE),),
     "angle": (re.compile(rf"<{_FILL}\b[^<>]{{0,80}}>", re.IGNORECASE),),
-    "template": (re.compile(r"\{\{[ \t]*[\w.\- ]{1,60}\}\}"),),
+    "template": (re.compile(r"\{\{[\w.\- \t]{1,60}\}\}"),),
     "ellipsis": (
         # a line that is nothing but an ellipsis: "...", "…", "[...]", "(...)"
         re.compile(r"^[ \t>]*(?:\.{3,}|…|\[(?:\.{3}|…)\]|\((?:\.{3}|…)\))[ \t]*$"),
@@ -35,10 +35,20 @@ PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"^[ \t]*(?:#|//|/\*|<!--|--|;)[ \t]*(?:\.{3,}|…)"),
     ),
     "elision": (
+        # "rest of the code here", "existing code unchanged", "implementation goes here"
         re.compile(
-            r"\b(?:(?:the )?rest of (?:the )?(?:code|implementation|function|file|class|method)"
-            r"|(?:existing|remaining|previous|other|your|more) code (?:here|goes here|unchanged)"
-            r"|(?:implementation|code) goes here)\b",
+            r"\b(?:(?:rest|remainder) of (?:the |this |your )?|existing |remaining |previous "
+            r"|other |your |more )(?:code|implementation|function|file|class|method|logic)s? "
+            r"(?:here|goes here|unchanged|omitted|remains? (?:the same|unchanged)|as before"
+            r"|stays the same)\b"
+            r"|\b(?:code|implementation|logic) goes here\b"
+            r"|\b(?:omitted|elided|truncated|skipped|left out|abbreviated) for brevity\b",
+            re.IGNORECASE,
+        ),
+        # a comment that opens with "rest of ...": "# rest of the code", "// ... rest of file"
+        re.compile(
+            r"^[ \t]*(?:#|//|/\*|<!--|--)[ \t]*(?:(?:\.{3}|…)[ \t]*)?(?:the )?"
+            r"(?:rest|remainder) of\b",
             re.IGNORECASE,
         ),
     ),

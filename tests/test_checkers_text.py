@@ -267,6 +267,9 @@ def test_length_options_are_checked_at_load() -> None:
         ("```js\n// ...\n```", "```js\n// done\n```"),
         ("[...]", "as she said [sic]"),
         ("def f():\n    pass  # existing code here", "def f():\n    return 1"),
+        ("```go\n// rest of the handler\n```", "The rest of the function runs in O(n)."),
+        ("Details omitted for brevity.", "Other code paths are unaffected."),
+        ("# remaining logic unchanged", "Keep the existing code style."),
     ],
 )
 def test_no_placeholders_flags_each_kind(dirty: str, clean: str) -> None:
