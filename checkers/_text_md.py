@@ -1,9 +1,9 @@
 """Just enough Markdown structure for the text checkers: lines, fences, headings.
 
-This is deliberately not a Markdown parser. It finds fenced code blocks the way
-CommonMark does (so a ``# comment`` inside a Python block is never taken for a
-heading) and ATX / setext headings outside them. Line numbers are 1-based and count
-``\\n`` only, which is what editors and :mod:`json` report.
+This is deliberately not a Markdown parser. It finds fenced code blocks much as
+CommonMark does, also when they sit in a list item (so a ``# comment`` inside a
+Python block is never taken for a heading), and ATX / setext headings outside them.
+Line numbers are 1-based; ``\\r\\n`` and a lone ``\\r`` end a line like ``\\n``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_OPEN_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+# Fences may be indented (inside a list item) or follow a list marker ("- ```python").
+_OPEN_FENCE = re.compile(r"^([ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?)(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t](.*))?$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 # A line that cannot be the text of a setext heading (list item, quote, table, rule...).
@@ -64,7 +65,7 @@ def fences(lines: Sequence[str]) -> list[Fence]:
             i += 1
             continue
         marker = m.group(2)
-        close = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
+        close = re.compile(rf"^[ \t]*{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
         words = m.group(3).split()
         lang = words[0].lower() if words else ""
         j = i + 1

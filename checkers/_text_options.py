@@ -21,7 +21,7 @@ def regex_error(pattern: str) -> str | None:
     try:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as exc:
-        return f"{pattern!r} is not a valid regular expression ({exc})"
+        return f"`{pattern}` is not a valid regular expression ({exc})"
     return None
 
 

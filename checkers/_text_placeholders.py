@@ -71,8 +71,18 @@ def _patterns(
     chosen = [
         (_LABELS[kind], p) for kind, ps in PATTERNS.items() if kind not in disable for p in ps
     ]
-    chosen.extend((f"a match of extra pattern {e!r}", re.compile(e)) for e in extra)
+    chosen.extend((f"a match of extra pattern `{e}`", re.compile(e)) for e in extra)
     return chosen
+
+
+def _hits(line: str, patterns: list[tuple[str, re.Pattern[str]]]) -> list[tuple[str, str]]:
+    """Each distinct placeholder on ``line``, with the label of the kind that found it."""
+    hits: dict[str, str] = {}
+    for label, pattern in patterns:
+        m = pattern.search(line)
+        if m is not None:
+            hits.setdefault(m.group(0), label)
+    return [(label, fragment) for fragment, label in hits.items()]
 
 
 def no_placeholders(
@@ -96,17 +106,13 @@ def no_placeholders(
     issues: list[str] = []
     total = 0
     for n, line in enumerate(lines, start=1):
-        if skip[n - 1]:
+        hits = [] if skip[n - 1] else _hits(line, patterns)
+        if not hits:
             continue
-        for label, pattern in patterns:
-            m = pattern.search(line)
-            if m is None:
-                continue
-            total += 1
-            if len(issues) < MAX_LISTED:
-                issues.append(f"{label} {quote(m.group(0), 40)} on line {n}: {quote(line)}; "
-                              "replace it with the real content")
-            break  # one issue per line is enough to find it
+        total += 1
+        if len(issues) < MAX_LISTED:
+            found = ", ".join(f"{label} {quote(fragment, 40)}" for label, fragment in hits)
+            issues.append(f"{found} on line {n}: {quote(line)}; replace with the real content")
     if total > MAX_LISTED:
         issues.append(f"... and {total - MAX_LISTED} more lines with placeholders")
     return CheckResult(not issues, issues)

@@ -64,13 +64,13 @@ def regex(
     if must_match:
         if compiled.search(text) is not None:
             return CheckResult(True)
-        return CheckResult(False, [f"nothing in the text matches the required pattern {pattern!r}"])
+        return CheckResult(False, [f"nothing in the text matches the required pattern `{pattern}`"])
     hits = list(compiled.finditer(text))
     if not hits:
         return CheckResult(True)
-    issues = [f"forbidden pattern {pattern!r} matches {_where(text, m)}" for m in hits[:MAX_QUOTED]]
+    issues = [f"forbidden pattern `{pattern}` matches {_where(text, m)}" for m in hits[:MAX_QUOTED]]
     if len(hits) > MAX_QUOTED:
-        issues.append(f"... and {len(hits) - MAX_QUOTED} more matches of {pattern!r}")
+        issues.append(f"... and {len(hits) - MAX_QUOTED} more matches of `{pattern}`")
     return CheckResult(False, issues)
 
 

@@ -92,6 +92,10 @@ def test_json_valid_block_takes_the_first_json_block_and_maps_lines() -> None:
     assert json_valid(text.replace('1,\n}', '1\n}'), block=True).passed
 
 
+def test_json_valid_block_inside_a_list_item() -> None:
+    assert json_valid('1. The payload:\n   ```json\n   {"a": 1}\n   ```\n', block=True).passed
+
+
 def test_json_valid_block_missing_or_unclosed() -> None:
     assert "no ```json block" in json_valid('{"a": 1}', block=True).issues[0]
     assert "never closed" in json_valid('```json\n{"a": 1}', block=True).issues[0]

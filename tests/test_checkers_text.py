@@ -65,7 +65,7 @@ def test_regex_must_match() -> None:
     assert regex("Total: 42", pattern=r"\d+").passed
     result = regex("Total: none", pattern=r"\d+")
     assert not result.passed
-    assert r"'\\d+'" in result.issues[0]
+    assert r"`\d+`" in result.issues[0]
 
 
 def test_regex_must_not_match_quotes_the_match_and_its_line() -> None:
@@ -282,6 +282,22 @@ def test_no_placeholders_flags_each_kind(dirty: str, clean: str) -> None:
 def test_no_placeholders_quotes_the_placeholder_and_its_line() -> None:
     result = no_placeholders("Title\nCall us at [insert phone].")
     assert '"[insert phone]" on line 2: "Call us at [insert phone]."' in result.issues[0]
+
+
+def test_no_placeholders_names_every_placeholder_on_a_line() -> None:
+    result = no_placeholders("Hi [insert name], TODO: sign")
+    assert len(result.issues) == 1
+    assert '"TODO"' in result.issues[0]
+    assert '"[insert name]"' in result.issues[0]
+
+
+def test_a_fence_inside_a_list_item_is_code() -> None:
+    text = "1. Run:\n   ```bash\n   # TODO tune\n   ```\n2. Done"
+    assert not no_placeholders(text).passed
+    assert no_placeholders(text, ignore_code=True).passed
+    listed = "- ```python\n  # Usage\n  ```\n"
+    assert not required_sections(listed, sections=("Usage",)).passed
+    assert required_sections(listed + "## Usage\n", sections=("Usage",)).passed
 
 
 def test_no_placeholders_ignore_code() -> None:
