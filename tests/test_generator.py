@@ -79,7 +79,7 @@ def test_temperature_is_not_a_create_parameter_any_more() -> None:
     # Why sampling settings go through extra_body.
     client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
     with pytest.raises(TypeError, match="temperature"):
-        client.messages.create(model="m", max_tokens=1, messages=[],  # type: ignore[call-arg]
+        client.messages.create(model="m", max_tokens=1, messages=[],  # type: ignore[call-overload]
                                temperature=0.5)
     client.close()
 
@@ -89,7 +89,7 @@ def test_temperature_is_not_a_create_parameter_any_more() -> None:
 def test_refusal_raises_declined(emulator: Emulator) -> None:
     emulator.enqueue(refusal(category="cyber", explanation="malware"))
     gen = generator(emulator)
-    with pytest.raises(NotAnAnswer, match="declined.*category: cyber"):
+    with pytest.raises(NotAnAnswer, match=r"declined.*category: cyber"):
         gen.generate("t")
     assert gen.calls[-1].ok is False and gen.calls[-1].stop_reason == "refusal"
 
@@ -110,7 +110,7 @@ def test_an_unknown_block_type_from_the_wire_is_not_text(emulator: Emulator) -> 
     emulator.enqueue({"id": "m1", "type": "message", "role": "assistant", "model": "m",
                       "content": [{"type": "hologram", "data": "?"}], "stop_reason": "end_turn",
                       "usage": {"input_tokens": 1, "output_tokens": 1}})
-    with pytest.raises(NotAnAnswer, match="no text block.*hologram"):
+    with pytest.raises(NotAnAnswer, match=r"no text block.*hologram"):
         generator(emulator).generate("t")
 
 

@@ -67,7 +67,7 @@ def test_the_schema_lists_exactly_the_judge_keys_and_starts_with_reasoning(
     judge(emulator).evaluate("t", "d", CRITERIA)
     schema = emulator.bodies[0]["output_config"]["format"]["schema"]
     assert emulator.bodies[0]["output_config"]["format"]["type"] == "json_schema"
-    assert list(schema["properties"])[0] == "reasoning"
+    assert next(iter(schema["properties"])) == "reasoning"
     met = schema["$defs"]["CriteriaMet"]
     scores = schema["$defs"]["Scores"]
     assert met["required"] == ["api_cited", "errors_named"]
@@ -302,9 +302,9 @@ def test_auto_switches_to_json_when_the_server_ignores_output_config(
     emulator.enqueue(text_reply("The draft cites section 4.2 and reads well."),
                      verdict_reply(good()), verdict_reply(good()))
     j = judge(emulator)
-    assert j.mode == "native"
+    before: str = j.mode
     v = j.evaluate("t", "d", CRITERIA)
-    assert accepted(v, JUDGE_KEYS) and j.mode == "json"
+    assert before == "native" and accepted(v, JUDGE_KEYS) and j.mode == "json"
     assert "output_config" in emulator.bodies[0] and "output_config" not in emulator.bodies[1]
     assert [c.ok for c in j.calls] == [False, True]
     assert "switching to JSON mode" in (j.calls[0].error or "")
