@@ -1,0 +1,167 @@
+"""Source-text questions the syntax tree cannot answer: where the parentheses were.
+
+The tree of ``with (a as b):`` is the tree of ``with a as b:``, and an f-string's
+tree forgets its quotes; but older Pythons accept only one of each pair. These
+helpers look at the block's text around a node's recorded position. Node columns
+are UTF-8 byte offsets, so every lookup converts them to string indexes.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+class BlockText:
+    """The lines of one code block, addressed the way ``ast`` positions are."""
+
+    def __init__(self, source: str) -> None:
+        self.lines = source.split("\n")
+
+    def _col(self, lineno: int, byte_col: int) -> int:
+        if not 1 <= lineno <= len(self.lines):
+            return 0
+        line = self.lines[lineno - 1]
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8", "surrogatepass")[:byte_col].decode("utf-8", "replace"))
+
+    def between(self, start: tuple[int, int], end: tuple[int, int]) -> str:
+        """The text from ``start`` to ``end``, each ``(lineno, byte column)``."""
+        (l0, c0), (l1, c1) = start, end
+        if l0 < 1 or l1 > len(self.lines) or (l0, c0) > (l1, c1):
+            return ""
+        first = self._col(l0, c0)
+        if l0 == l1:
+            return self.lines[l0 - 1][first : self._col(l1, c1)]
+        parts = [self.lines[l0 - 1][first:], *self.lines[l0 : l1 - 1]]
+        parts.append(self.lines[l1 - 1][: self._col(l1, c1)])
+        return "\n".join(parts)
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of ``node``."""
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None:
+            return ""
+        return self.between((_start(node)), (end_line, end_col))
+
+    def char_at(self, node: ast.AST) -> str:
+        """The first character of ``node``'s text (``"("`` for a parenthesized tuple)."""
+        lineno, col = _start(node)
+        if not 1 <= lineno <= len(self.lines):
+            return ""
+        line = self.lines[lineno - 1]
+        i = self._col(lineno, col)
+        return line[i] if i < len(line) else ""
+
+    def char_before(self, node: ast.AST) -> str:
+        """The last non-blank character before ``node`` on its line or the lines above."""
+        lineno, col = _start(node)
+        if not 1 <= lineno <= len(self.lines):
+            return ""
+        text = self.lines[lineno - 1][: self._col(lineno, col)].rstrip()
+        while not text and lineno > 1:
+            lineno -= 1
+            text = _COMMENT.sub("", self.lines[lineno - 1]).rstrip()
+        return text[-1:] if text else ""
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0
+
+
+def _depth(gap: str) -> int:
+    gap = _COMMENT.sub("", gap)
+    return gap.count("(") - gap.count(")")
+
+
+def parenthesized_with(node: ast.With | ast.AsyncWith, text: BlockText) -> bool:
+    """Whether ``node`` uses the parenthesized form ``with (a as b, c as d):``.
+
+    That form needs Python 3.9; ``with (a) as b:`` (a parenthesized expression)
+    does not. The parentheses opened before the first item must still be open at
+    its ``as`` or at the comma before the next item.
+    """
+    first = node.items[0]
+    head = text.between(_start(node), _start(first.context_expr))
+    depth = _depth(head.replace("async", "", 1).replace("with", "", 1))
+    if depth <= 0:
+        return False
+    end = _end(first.context_expr)
+    if first.optional_vars is not None:
+        depth += _depth(text.between(end, _start(first.optional_vars)))
+        if depth > 0:
+            return True
+        end = _end(first.optional_vars)
+    if len(node.items) > 1:
+        gap = text.between(end, _start(node.items[1].context_expr))
+        depth += _depth(gap.split(",", 1)[0])
+    return depth > 0
+
+
+_FSTRING_TOKENS = frozenset(
+    getattr(tokenize, name, -1) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+)
+_PREFIX = "rRbBuUfFtT"
+
+
+def _could_need_pep701(segment: str) -> bool:
+    """Cheap filter: only these f-strings can use what Python 3.12 newly allowed."""
+    if "{" not in segment:
+        return False
+    if "\\" in segment or "#" in segment or "\n" in segment:
+        return True
+    return segment.count('"') + segment.count("'") > 2
+
+
+def fstring_problem(segment: str) -> str | None:
+    """What in this f-string's source needs Python 3.12 (PEP 701), or None.
+
+    Before 3.12 an f-string was first read as an ordinary string literal, so the
+    expressions inside it could not reuse its quote, hold a backslash or a
+    comment, or (in a one-line string) break the line. Only meaningful where the
+    running tokenizer reports f-string parts, that is on Python 3.12 and later.
+    """
+    if -1 in _FSTRING_TOKENS or not _could_need_pep701(segment):
+        return None
+    start, middle, end = (getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE",
+                                                         "FSTRING_END"))
+    quotes: list[str] = []  # the quotes of the f-strings we are inside, outermost first
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(f"({segment})").readline):
+            outer = quotes[:-1] if tok.type in (middle, end) else quotes
+            if outer:
+                problem = _inside_expression(tok, outer)
+                if problem:
+                    return problem
+            if tok.type == start:
+                quotes.append(tok.string.lstrip(_PREFIX))
+            elif tok.type == end and quotes:
+                quotes.pop()
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return None
+    return None
+
+
+def _inside_expression(tok: tokenize.TokenInfo, outer: list[str]) -> str | None:
+    if tok.type == tokenize.COMMENT:
+        return "a comment inside an f-string expression"
+    if tok.type in (tokenize.NL, tokenize.NEWLINE):
+        if any(len(q) == 1 for q in outer):
+            return "a line break inside a one-line f-string's expression"
+        return None
+    if "\\" in tok.string:
+        return "a backslash inside an f-string expression"
+    for quote in outer:
+        if quote in tok.string:
+            return f"the f-string's own quote ({quote}) inside one of its expressions"
+    return None
