@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from .errors import HistoryError
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "connect", "migrate", "schema_version"]
-
-T = TypeVar("T")
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: loops and their iterations.
@@ -78,15 +73,16 @@ def connect(path: Path | str, timeout: float) -> sqlite3.Connection:
     try:
         # isolation_level=None: no implicit transactions, every one is explicit below.
         # check_same_thread=False: the store serialises access with its own lock.
+        # timeout is SQLite's busy_timeout: how long to wait for another writer's lock.
         conn = sqlite3.connect(
             str(path), timeout=timeout, isolation_level=None, check_same_thread=False
         )
     except sqlite3.Error as exc:
         raise HistoryError(f"cannot open the history database {path}: {exc}") from exc
     try:
-        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         if not memory:
-            _retry_locked(lambda: _enable_wal(conn), timeout)
+            # The busy timeout covers the exclusive lock this switch needs on a new file.
+            _enable_wal(conn)
         # Losing the last commit on power loss is acceptable; a killed process loses none.
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -114,25 +110,29 @@ def schema_version(conn: sqlite3.Connection) -> int:
 
 def migrate(conn: sqlite3.Connection, path: Path | str) -> None:
     """Apply every migration the database lacks, each in its own transaction."""
-    while True:
-        # A cheap unlocked look first: an up-to-date file never takes the write lock.
-        version = schema_version(conn)
-        _refuse_newer(version, path)
-        if version == SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = schema_version(conn)  # another process may have migrated meanwhile
-            _refuse_newer(version, path)
-            if version < SCHEMA_VERSION:
-                for statement in MIGRATIONS[version]:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {version + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+    # A cheap unlocked look first: an up-to-date file never takes the write lock.
+    version = schema_version(conn)
+    while version < SCHEMA_VERSION:
+        version = _apply_next(conn)
+    _refuse_newer(version, path)
+
+
+def _apply_next(conn: sqlite3.Connection) -> int:
+    """Apply the next missing migration, if any is still missing; the version after."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = schema_version(conn)  # another process may have migrated meanwhile
+        if version < SCHEMA_VERSION:
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
+            version += 1
+            conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return version
 
 
 def _refuse_newer(version: int, path: Path | str) -> None:
@@ -147,24 +147,6 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     if str(mode).lower() != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
-
-
-def _retry_locked(action: Callable[[], T], timeout: float) -> T:
-    """Run ``action``, retrying while another connection holds the lock.
-
-    Switching a fresh file to WAL needs an exclusive lock and SQLite may report
-    "locked" for it without consulting the busy handler, so several processes
-    opening one new file at once would otherwise fail.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return action()
-        except sqlite3.OperationalError as exc:
-            transient = "locked" in str(exc) or "busy" in str(exc)
-            if not transient or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.02)
 
 
 def _create_private(path: Path) -> None:

@@ -99,8 +99,6 @@ def _best_so_far(records: Sequence[Mapping[str, Any]], scores: Sequence[float | 
 
 def pid_alive(pid: int) -> bool:
     """Whether a process with this id is running on this machine."""
-    if pid == os.getpid():
-        return True
     if pid <= 0:
         return False
     if sys.platform == "win32":
