@@ -239,10 +239,10 @@ def test_a_fake_returning_a_verdict_as_parsed_output_is_accepted() -> None:
 
 
 def test_a_fake_verdict_with_an_empty_criteria_met_fails_closed() -> None:
+    # a failing verdict, not a judge failure: the loop goes on revising (seed 002)
     empty = Verdict(reasoning="", criteria_met={}, passed=True, issues=[])
-    with pytest.raises(JudgeError, match="no result for: api_cited, errors_named") as info:
-        AnthropicJudge(client=fake_client(empty)).evaluate("t", "d", CRITERIA)
-    assert info.value.reason == "invalid"
+    v = AnthropicJudge(client=fake_client(empty)).evaluate("t", "d", CRITERIA)
+    assert accepted(v, JUDGE_KEYS) is False
 
 
 def test_a_parsed_dict_is_validated_and_an_empty_one_fails_closed() -> None:

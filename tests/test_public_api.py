@@ -3,8 +3,15 @@ from __future__ import annotations
 import gradeloop
 
 
+def _isort_style(name: str) -> tuple[int, str]:
+    # ruff's RUF022 order: CONSTANTS, then CamelCase, then everything else
+    if name.isupper():
+        return (0, name)
+    return (1, name) if name[:1].isupper() else (2, name)
+
+
 def test_all_is_sorted_and_importable() -> None:
-    assert list(gradeloop.__all__) == sorted(gradeloop.__all__)
+    assert list(gradeloop.__all__) == sorted(gradeloop.__all__, key=_isort_style)
     for name in gradeloop.__all__:
         assert hasattr(gradeloop, name), name
 

@@ -5,8 +5,22 @@ plugin) or by an LLM judge; both land in one ``criteria_met`` dict that
 :func:`accepted` gates on.
 """
 
+from gradeloop._anthropic import (
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_MODEL,
+    AnthropicGenerator,
+    AnthropicJudge,
+    CallRecord,
+    Usage,
+    first_text,
+    make_client,
+    model_configured,
+)
 from gradeloop._checks import CheckResult
 from gradeloop._grade import CriterionResult, Evaluation, Judge, grade
+from gradeloop._history import HistoryStore, LoopSummary, get_optimization_history
+from gradeloop._loop import Generator, generator_task, optimize, run_loop
+from gradeloop._loop_result import Iteration, LoopResult
 from gradeloop._registry import Registry, checker, get_checker, hookimpl
 from gradeloop._rubric import Criterion, Rubric
 from gradeloop._verdict import Verdict, accepted, as_feedback
@@ -15,9 +29,11 @@ from gradeloop.errors import (
     CheckerError,
     ConfigError,
     GradeloopError,
+    HistoryError,
     InputError,
     JudgeError,
     JudgeRequiredError,
+    LoopNotFoundError,
     NotAnAnswer,
     RubricError,
     UnknownCheckerError,
@@ -26,6 +42,11 @@ from gradeloop.errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "DEFAULT_MODEL",
+    "AnthropicGenerator",
+    "AnthropicJudge",
+    "CallRecord",
     "CheckResult",
     "CheckerConflictError",
     "CheckerError",
@@ -33,22 +54,37 @@ __all__ = [
     "Criterion",
     "CriterionResult",
     "Evaluation",
+    "Generator",
     "GradeloopError",
+    "HistoryError",
+    "HistoryStore",
     "InputError",
+    "Iteration",
     "Judge",
     "JudgeError",
     "JudgeRequiredError",
+    "LoopNotFoundError",
+    "LoopResult",
+    "LoopSummary",
     "NotAnAnswer",
     "Registry",
     "Rubric",
     "RubricError",
     "UnknownCheckerError",
+    "Usage",
     "Verdict",
     "__version__",
     "accepted",
     "as_feedback",
     "checker",
+    "first_text",
+    "generator_task",
     "get_checker",
+    "get_optimization_history",
     "grade",
     "hookimpl",
+    "make_client",
+    "model_configured",
+    "optimize",
+    "run_loop",
 ]

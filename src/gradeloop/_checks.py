@@ -91,7 +91,7 @@ def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
     try:
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn, include_extras=True)  # keep Annotated validators
     except Exception:
         hints = {}
     fields: dict[str, Any] = {}

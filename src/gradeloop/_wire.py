@@ -101,11 +101,11 @@ class WireSpec:
             verdict = Verdict.model_validate(dict(obj))
         except ValidationError:
             raise WireError(_summarise(first)) from None
-        try:
-            return self.normalise(verdict)
-        except WireError:
-            # Report against the wire schema, which names what is missing where.
-            raise WireError(_summarise(first)) from None
+        if any(c.key not in verdict.criteria_met and c.key not in verdict.scores
+               for c in self.criteria):
+            # a dict is held to the wire schema, which names what is missing where
+            raise WireError(_summarise(first))
+        return self.normalise(verdict)
 
     def to_verdict(self, wire: BaseModel) -> Verdict:
         """Convert a validated wire instance; scored keys' met-ness is decided here."""
@@ -126,27 +126,24 @@ class WireSpec:
         )
 
     def normalise(self, verdict: Verdict) -> Verdict:
-        """Check a ready-made Verdict covers every key; re-decide scored keys in code.
+        """Re-decide a ready-made Verdict's scored keys in code.
 
-        A pass/fail key missing from ``criteria_met``, or a scored key without a
-        finite score, raises :class:`WireError`: a gap is never read as a pass.
+        A ready-made :class:`Verdict` (a client's own ``parsed_output``) is the
+        public type, not the wire schema: a key it lacks stays absent, so
+        :func:`accepted` and :func:`grade` fail that key closed, and the loop goes
+        on revising as it would for any failing verdict. Non-finite scores are
+        dropped; the rest are clamped to 1-10 and decide their key's met-ness.
         """
-        scores = dict(verdict.scores)
+        scores = {k: v for k, v in verdict.scores.items() if math.isfinite(v)}
         met = dict(verdict.criteria_met)
-        missing = [c.key for c in self.criteria if c.scale != "score" and c.key not in met]
         for c in self.criteria:
             if c.scale != "score":
                 continue
-            raw = scores.get(c.key)
-            if raw is None or not math.isfinite(raw):
-                missing.append(c.key)
-                continue
-            scores[c.key] = float(_clamp(raw))
-            met[c.key] = scores[c.key] >= c.pass_threshold
-        if missing:
-            raise WireError(f"the verdict has no result for: {', '.join(missing)}")
+            met.pop(c.key, None)  # never the judge's own boolean for a scored key
+            if c.key in scores:
+                scores[c.key] = float(_clamp(scores[c.key]))
+                met[c.key] = scores[c.key] >= c.pass_threshold
         return verdict.model_copy(update={"scores": scores, "criteria_met": met})
-
 
 def _clamp(value: float) -> float:
     return min(SCORE_MAX, max(SCORE_MIN, value))
