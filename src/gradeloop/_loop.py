@@ -308,13 +308,13 @@ def _drive(run: _Run) -> StopReason:
             run.last_valid, run.judge_failures_in_a_row = it, 0
         else:
             run.judge_failures_in_a_row += 1
+        accepted = it.evaluation is not None and it.evaluation.accepted
+        issues = run.revision_issues() if run.last_valid is not None and not accepted else []
+        it.feedback = as_feedback(issues) or None  # logged even when no revision follows
         reason = run.stop_after(it, round_no)
-        if reason is not None:
-            run.record(it)
-            return reason
-        issues = run.revision_issues()
-        it.feedback = as_feedback(issues) or None
         run.record(it)
+        if reason is not None:
+            return reason
         try:
             it = run.generate(it.content, issues)
         except Exception as exc:  # a revision failed: keep what was judged

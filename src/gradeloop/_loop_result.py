@@ -26,7 +26,8 @@ class Iteration:
     ``evaluation`` is None when the judge failed (``judge_error`` says why) or when
     the draft was never judged (a round cap below 1). ``reused_from`` names the
     output whose verdict was reused for an identical draft. ``feedback`` is the
-    bullet text sent on to the next revision, if any.
+    bullet text of the last valid evaluation's issues at this iteration: what the
+    next revision receives, if one follows.
     """
 
     iteration: int

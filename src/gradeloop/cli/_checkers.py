@@ -20,7 +20,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     registry = default_registry()
-    checkers = [
+    checkers: list[dict[str, Any]] = [
         {
             "name": c.name,
             "plugin": c.plugin,
@@ -43,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
     for column in ("checker", "plugin", "distribution", "options", "description"):
         table.add_column(column, overflow="fold")
     for c in checkers:
-        table.add_row(*map(escape, (c["name"], c["plugin"], c["distribution"] or "-",
-                                    ", ".join(c["options"]) or "-", c["description"])))
+        cells = (c["name"], c["plugin"], c["distribution"] or "-",
+                 ", ".join(c["options"]) or "-", c["description"])
+        table.add_row(*(escape(str(cell)) for cell in cells))
     out.print(table)
     for f in failures:
         out.print(f"plugin {f['plugin']!r} ({f['distribution'] or 'unknown distribution'}) "

@@ -50,22 +50,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(evaluation: Evaluation) -> None:
-    """The per-criterion table, then the overall score and the verdict."""
+    """The per-criterion table, the issues, then the overall score and the verdict."""
     out = console()
     table = Table(show_lines=False, pad_edge=False, box=None, header_style="bold")
-    for column in ("criterion", "filled by", "result", "score", "issues"):
-        table.add_column(column, overflow="fold")
+    for column in ("criterion", "filled by", "result", "score", "weight"):
+        table.add_column(column)
     for c in evaluation.criteria:
         result = "not checked" if not c.checked else ("pass" if c.passed else "FAIL")
-        issues = "; ".join(c.issues) if c.source == "code" or not c.checked else (
-            c.feedback or "; ".join(c.issues))
-        table.add_row(*map(escape, (c.key, c.filled_by, result, f"{c.score:g}", issues)))
+        table.add_row(*(escape(x) for x in (c.key, c.filled_by, result, f"{c.score:g}",
+                                            f"{c.weight:g}")))
     out.print(table)
-    judge_issues = [i for i in evaluation.verdict.issues if ":" not in i.split(" ")[0]]
-    if evaluation.judge_called and judge_issues:
-        out.print("\njudge's issues:")
-        for issue in judge_issues:
-            out.print(f"  - {issue}", markup=False)
+    issues = [i for i in evaluation.verdict.issues if not i.endswith("filled by the judge")]
+    if issues:
+        out.print("\nissues:")
+        for issue in issues:
+            out.print(f"  - {issue}", markup=False, soft_wrap=True)
     verdict = "ACCEPTED" if evaluation.accepted else "NOT ACCEPTED"
     detail = ""
     if not evaluation.accepted:
@@ -74,6 +73,8 @@ def render(evaluation: Evaluation) -> None:
         if failed:
             parts.append("failed: " + ", ".join(failed))
         if evaluation.not_checked:
-            parts.append("not checked: " + ", ".join(evaluation.not_checked))
+            parts.append("not checked (judge keys, --code-only): "
+                         + ", ".join(evaluation.not_checked))
         detail = " (" + "; ".join(parts) + ")" if parts else ""
-    out.print(f"\noverall {evaluation.overall_score:.2f}/10  {verdict}{detail}", markup=False)
+    out.print(f"\noverall {evaluation.overall_score:.2f}/10  {verdict}{detail}", markup=False,
+              soft_wrap=True)

@@ -1,0 +1,133 @@
+"""``gradeloop history`` and ``gradeloop stats``: what the recorded loops did."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from .._history import HistoryStore
+from ..errors import InputError
+from ._io import console, print_json
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("history", help="list recorded loops, or show one loop round by round")
+    p.add_argument("loop_id", nargs="?", metavar="ID", help="a loop id (a unique prefix will do)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON (one loop: seed 003's history shape)")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="loops to list (default 20)")
+    p.add_argument("--db", metavar="FILE", help="history database (default: "
+                   "$GRADELOOP_HOME/history.db)")
+    p.set_defaults(run=run_history)
+
+    s = sub.add_parser("stats", help="seed 003's four evaluation figures over recorded loops")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--db", metavar="FILE", help="history database")
+    s.set_defaults(run=run_stats)
+
+
+def _store(args: argparse.Namespace) -> HistoryStore:
+    if args.db is not None and not Path(args.db).is_file():
+        raise InputError(f"history database not found: {args.db}")
+    return HistoryStore(args.db)
+
+
+def run_history(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise InputError(f"--limit must be at least 1, not {args.limit}")
+    with _store(args) as store:
+        if args.loop_id is None:
+            loops = store.list_loops(limit=args.limit)
+            if args.json:
+                print_json([vars(s) for s in loops])
+            else:
+                _list(loops)
+            return 0
+        loop_id = store.resolve(args.loop_id)
+        data = store.get(loop_id)
+        if args.json:
+            print_json(data)
+        else:
+            _show(data, store.iterations(loop_id))
+    return 0
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _list(loops: list[Any]) -> None:
+    out = console()
+    if not loops:
+        out.print("no loops recorded yet; `gradeloop optimize` records every loop it runs")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("id", "started", "task", "rounds", "stop", "passed", "score"):
+        table.add_column(column, overflow="ellipsis", no_wrap=column != "task")
+    for s in loops:
+        task = " ".join(s.task.split())
+        table.add_row(
+            s.loop_id, _when(s.started_at), escape(task[:50] + ("…" if len(task) > 50 else "")),
+            str(s.rounds), s.stop_reason or s.status, "yes" if s.passed else "no",
+            "-" if s.final_score is None else f"{s.final_score:.2f}",
+        )
+    out.print(table)
+
+
+def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    out = console()
+    out.print(f"loop {data['loop_id']}  {data.get('status', '')}  stop: "
+              f"{data.get('stop_reason') or '-'}  passed: {data.get('passed')}", markup=False)
+    out.print(f"task: {' '.join(str(data.get('task', '')).split())[:200]}", markup=False)
+    trajectory = " → ".join(f"{s:.2f}" for s in data["improvement_trajectory"]) or "-"
+    out.print(f"score trajectory: {trajectory}", markup=False)
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("round", "output", "score", "failed keys", "tokens in/out", "feedback"):
+        table.add_column(column, overflow="fold")
+    for r in records:
+        ev = r.get("evaluation")
+        usage = r.get("usage") or {}
+        score = "-" if not ev else f"{ev['overall_score']:.2f}"
+        if r.get("judge_error"):
+            score = "judge failed"
+        marker = " ✓" if r.get("output_id") == data.get("final_output_id") else ""
+        table.add_row(
+            str(r.get("iteration")), escape(str(r.get("output_id")) + marker), score,
+            escape(", ".join(r.get("failed_keys") or []) or "-"),
+            f"{usage.get('total_input', 0)}/{usage.get('output_tokens', 0)}",
+            escape(r.get("judge_error") or r.get("feedback") or ""),
+        )
+    out.print(table)
+    out.print(f"final output: {data['final_output_id']}  total {data['total_time_ms'] / 1000:.1f}s"
+              " (✓ marks it; `--json` prints every draft)", markup=False)
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        stats = store.stats()
+    if args.json:
+        print_json(stats)
+        return 0
+    out = console()
+
+    def fmt(figure: dict[str, Any], unit: str) -> str:
+        value = figure["value"]
+        return "n/a" if value is None else f"{value:.1f}{unit}"
+
+    it, qi = stats["iterations_to_pass"], stats["quality_improvement"]
+    st, hc = stats["stagnation_exits"], stats["history_completeness"]
+    out.print(f"loops recorded: {stats['loops']}", markup=False)
+    out.print(f"iteration efficiency   {fmt(it, ' iterations'):>16}  average to pass, over "
+              f"{it['loops_passed']} loop(s) that passed", markup=False)
+    out.print(f"quality improvement    {fmt(qi, '%'):>16}  first to final judged score, over "
+              f"{qi['loops']} loop(s) with 2+ judged rounds", markup=False)
+    out.print(f"stagnation exits       {fmt(st, '%'):>16}  {st['stagnation_loops']} of "
+              f"{st['finished_loops']} finished loop(s)", markup=False)
+    out.print(f"history completeness   {fmt(hc, '%'):>16}  {hc['complete_iterations']} of "
+              f"{hc['iterations']} iteration(s) fully logged", markup=False)
+    return 0

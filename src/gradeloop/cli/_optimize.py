@@ -1,0 +1,145 @@
+"""``gradeloop optimize``: run the loop on a task, recording every round."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .._history import HistoryStore
+from .._loop import run_loop
+from .._loop_result import Iteration, LoopResult
+from .._rubric import Rubric
+from ..errors import ConfigError, InputError
+from ._io import console, print_json, read_task
+from ._models import add_model_options, build_generator, build_judge, model_configured
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "optimize",
+        help="draft, judge and revise until the rubric passes or a limit is hit",
+        description="Run the evaluator-optimizer loop. Progress goes to stderr; the final "
+        "draft to --out or stdout. Exit 0 when the returned draft passed, 1 when not, "
+        "2 for bad input or no model.",
+    )
+    p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
+    p.add_argument("--task", metavar="TEXT", help="the task")
+    p.add_argument("--task-file", metavar="FILE", help="read the task from a file")
+    p.add_argument("--max-rounds", type=int, default=3, metavar="N",
+                   help="round cap: at most N judged drafts (default 3)")
+    p.add_argument("--stagnation-rounds", type=int, default=2, metavar="N",
+                   help="stop when N judged rounds in a row do not beat the best score "
+                   "(0 turns it off; default 2)")
+    p.add_argument("--return", dest="return_policy", choices=["best", "last"], default="best",
+                   help="which judged draft to return when none passes (default best)")
+    p.add_argument("--single-shot", action="store_true",
+                   help="one draft, graded: what you would ship without the loop")
+    p.add_argument("--token-budget", type=int, metavar="TOKENS",
+                   help="stop before the next revision once this many tokens were spent")
+    p.add_argument("--time-budget", type=float, metavar="SECONDS",
+                   help="stop before the next revision once this much time has passed")
+    p.add_argument("--out", metavar="FILE", help="write the final draft here, not to stdout")
+    p.add_argument("--json", action="store_true",
+                   help="print the loop's history JSON (seed 003 shape) on stdout")
+    p.add_argument("--no-history", action="store_true",
+                   help="do not record this loop in the history database")
+    add_model_options(p, generator=True)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    rubric = Rubric.load(args.rubric)
+    task = read_task(args.task, args.task_file)
+    if not task:
+        raise InputError("the task is empty: give --task TEXT or --task-file FILE")
+    if not model_configured(args):
+        raise ConfigError("no model is configured to write drafts: set ANTHROPIC_API_KEY, "
+                          "or pass --base-url for a local server")
+    generator = build_generator(args)
+    judge = build_judge(args) if rubric.judge_keys else None
+    store = None if args.no_history else HistoryStore()
+    progress = _Progress(args.max_rounds if not args.single_shot else 1)
+    try:
+        with progress:
+            result = run_loop(
+                task, rubric, generator=generator, judge=judge,
+                max_rounds=1 if args.single_shot else args.max_rounds,
+                stagnation_rounds=args.stagnation_rounds, return_policy=args.return_policy,
+                store=store, token_budget=args.token_budget, time_budget=args.time_budget,
+                on_iteration=progress.iteration,
+                config={"mode": "single-shot" if args.single_shot else "loop",
+                        "generator_model": getattr(generator, "model", None),
+                        "judge_model": getattr(judge, "model", None),
+                        "base_url": args.base_url},
+            )
+    finally:
+        if store is not None:
+            store.close()
+    _report(result, args)
+    return 0 if result.passed else 1
+
+
+def _report(result: LoopResult, args: argparse.Namespace) -> None:
+    if args.out:
+        try:
+            Path(args.out).write_text(result.draft, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write --out file {args.out}: {exc.strerror}") from None
+    if args.json:
+        print_json(result.to_json())
+    elif not args.out:
+        sys.stdout.write(result.draft if result.draft.endswith("\n") else result.draft + "\n")
+    err = console(stderr=True)
+    score = f"{result.evaluation.overall_score:.2f}" if result.evaluation else "-"
+    verdict = "PASSED" if result.passed else "NOT PASSED"
+    usage = result.usage
+    err.print(
+        f"{verdict}: {result.stop_reason} after {result.rounds} round(s); returned draft "
+        f"{result.output_id} scored {score}/10; tokens {usage.total_input} in, "
+        f"{usage.output_tokens} out; loop {result.loop_id}"
+        + ("" if args.no_history else " (see `gradeloop history " + result.loop_id + "`)"),
+        markup=False,
+    )
+    if result.error:
+        err.print(result.error, markup=False)
+
+
+class _Progress:
+    """One line per round on stderr; a spinner between rounds on a terminal."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.err = console(stderr=True)
+        self.status: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.err.is_terminal:
+            self.status = self.err.status("round 1: drafting and judging…")
+            self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(None, None, None)
+
+    def iteration(self, it: Iteration) -> None:
+        self.err.print(describe(it, self.cap), markup=False)
+        if self.status is not None:
+            self.status.update(f"round {it.iteration + 1}: revising and judging…")
+
+
+def describe(it: Iteration, cap: int) -> str:
+    """One progress line: round, score, failed keys, tokens, time."""
+    head = f"round {it.iteration}/{max(cap, 1)}"
+    tokens = f"tokens {it.usage.total_input} in/{it.usage.output_tokens} out"
+    ms = it.generation_time_ms + (it.evaluation_time_ms or 0)
+    if it.evaluation is None:
+        what = f"judge failed: {it.judge_error}" if it.judge_error else "not judged"
+        return f"{head}  {what}  {tokens}  {ms / 1000:.1f}s"
+    ev = it.evaluation
+    failed = ", ".join(ev.failed_keys) or "none"
+    reused = "  (verdict reused: identical draft)" if it.reused_from else ""
+    return (f"{head}  score {ev.overall_score:.2f}  {'pass' if ev.accepted else 'fail'}  "
+            f"failed: {failed}  {tokens}  {ms / 1000:.1f}s{reused}")
