@@ -131,9 +131,9 @@ class _Scanner:
         ):
             self.flush()
             self.in_table = True
-            if not _DELIMITER_ROW.fullmatch(line):
-                cells = _CELL.split(stripped.removeprefix("|").removesuffix("|"))
-                self.units.extend(c.strip() for c in cells if c.strip())
+            # a delimiter row's cells hold no word, so they never become sentences
+            cells = _CELL.split(stripped.removeprefix("|").removesuffix("|"))
+            self.units.extend(c.strip() for c in cells if c.strip())
             return True
         self.in_table = False
         if _LINK_DEFINITION.match(line) or _TAG_LINE.fullmatch(line):

@@ -133,18 +133,15 @@ def _is_boundary(text: str, start: int, token_start: int, m: re.Match[str], foll
     first = nxt[:1]
     if not first or first.islower():
         return False
-    word = text[token_start : m.start()].lstrip(_OPENERS).rstrip(_CLOSERS)
     terms = m.group(1)
-    at_start = _WORDISH.search(text, start, token_start) is None
-    if at_start and terms == "." and _ENUM_TOKEN.fullmatch(word + "."):
-        return False  # "1. Install": a list marker, not a one-word sentence
     if "!" in terms or "?" in terms:
         return True
     dots = terms.count(".") + 3 * terms.count("…")
-    if dots >= 4 or m.group(2):
-        return True  # an ellipsis plus a full stop, or a stop inside quotes/brackets
+    if dots >= 4:
+        return True  # an ellipsis and a full stop
     if dots > 1:
         return first.isupper() and _PRONOUN_I.fullmatch(nxt) is None
+    word = text[token_start : m.start()].lstrip(_OPENERS).rstrip(_CLOSERS)
     return _after_period(word, nxt, text[start:token_start])
 
 
