@@ -160,3 +160,30 @@ def test_checker_result_validates_itself() -> None:
     with pytest.raises(ValueError):
         CheckResult(True, score=11)
     assert CheckResult(True, score=10).score == 10
+
+
+def test_an_option_named_like_a_pydantic_attribute_still_works() -> None:
+    # `schema` would shadow BaseModel.schema; under filterwarnings=error the warning
+    # alone would stop the checker registering
+    def shaped(text: str, *, schema: dict[str, int], json: bool = False) -> bool:
+        return bool(schema)
+
+    reg = Registry(autoload=False)
+    reg.add("shaped", shaped)
+    info = reg.info("shaped")
+    assert info.option_names() == ["schema", "json"]
+    assert info.validate_options({"schema": {"a": "1"}}) == {"schema": {"a": 1}}
+    with pytest.raises(ValueError, match="unknown option 'shema'; its options are: schema"):
+        info.validate_options({"shema": {}})
+
+
+def test_a_typo_is_reported_before_the_checks_it_broke() -> None:
+    def needs(text: str, *, pattern: str) -> bool:
+        return True
+
+    reg = Registry(autoload=False)
+    reg.add("needs", needs)
+    with pytest.raises(ValueError, match="unknown option 'patern'"):
+        reg.info("needs").validate_options({"patern": "x"})
+    with pytest.raises(ValueError, match="needs option 'pattern'"):
+        reg.info("needs").validate_options({})

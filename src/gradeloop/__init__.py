@@ -5,17 +5,9 @@ plugin) or by an LLM judge; both land in one ``criteria_met`` dict that
 :func:`accepted` gates on.
 """
 
-from gradeloop._anthropic import (
-    DEFAULT_JUDGE_MODEL,
-    DEFAULT_MODEL,
-    AnthropicGenerator,
-    AnthropicJudge,
-    CallRecord,
-    Usage,
-    first_text,
-    make_client,
-    model_configured,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from gradeloop._checks import CheckResult
 from gradeloop._grade import CriterionResult, Evaluation, Judge, grade
 from gradeloop._history import HistoryStore, LoopSummary, get_optimization_history
@@ -40,6 +32,43 @@ from gradeloop.errors import (
 )
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from gradeloop._anthropic import (
+        DEFAULT_JUDGE_MODEL,
+        DEFAULT_MODEL,
+        AnthropicGenerator,
+        AnthropicJudge,
+        CallRecord,
+        Usage,
+        first_text,
+        make_client,
+        model_configured,
+    )
+
+# The model tier imports the `anthropic` SDK, which takes about two seconds of CPU
+# to import; code-only grading, `gradeloop checkers` and plugin loading never
+# need it, so those names are imported on first use.
+_LAZY = {
+    "DEFAULT_JUDGE_MODEL": "gradeloop._anthropic",
+    "DEFAULT_MODEL": "gradeloop._anthropic",
+    "AnthropicGenerator": "gradeloop._anthropic",
+    "AnthropicJudge": "gradeloop._anthropic",
+    "CallRecord": "gradeloop._usage",
+    "Usage": "gradeloop._usage",
+    "first_text": "gradeloop._reply",
+    "make_client": "gradeloop._anthropic",
+    "model_configured": "gradeloop._anthropic",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gradeloop' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",

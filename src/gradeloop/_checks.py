@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 CheckerFn = Callable[..., Any]
 
@@ -60,21 +60,28 @@ class CheckerInfo:
             model = self.options_model.model_validate(dict(options))
         except ValidationError as exc:
             raise ValueError(_describe_option_error(self, exc)) from None
-        return {k: getattr(model, k) for k in model.model_fields_set}
+        fields = type(model).model_fields
+        return {fields[k].alias or k: getattr(model, k) for k in model.model_fields_set}
 
     def option_names(self) -> list[str]:
-        return [] if self.options_model is None else list(self.options_model.model_fields)
+        if self.options_model is None:
+            return []
+        return [f.alias or k for k, f in self.options_model.model_fields.items()]
 
 
 def _describe_option_error(info: CheckerInfo, exc: ValidationError) -> str:
-    err = exc.errors()[0]
+    errors = exc.errors()
+    # a misspelt option also trips the checks that needed it; the typo is the real fault
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = ".".join(str(p) for p in err["loc"]) or "options"
     known = ", ".join(info.option_names()) or "none"
     if err["type"] == "extra_forbidden":
         return f"unknown option {loc!r} for checker {info.name!r}; its options are: {known}"
     if err["type"] == "missing":
         return f"checker {info.name!r} needs option {loc!r}; add it to this criterion's options"
-    return f"option {loc!r} of checker {info.name!r}: {err['msg']} (got {err.get('input')!r})"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    where = f"option {loc!r}" if loc != "options" else "options"
+    return f"{where} of checker {info.name!r}: {msg} (got {err.get('input')!r})"
 
 
 def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
@@ -100,7 +107,10 @@ def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
             continue
         annotation = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
-        fields[p.name] = (annotation, default)
+        # an option named like a BaseModel attribute (schema, json, copy...) would
+        # shadow it; keep the user-facing name as the alias
+        field_name = f"{p.name}_" if hasattr(BaseModel, p.name) else p.name
+        fields[field_name] = (annotation, Field(default, alias=p.name))
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     model: type[BaseModel] = create_model(f"{name}_options", __config__=config, **fields)
     return model

@@ -1,0 +1,31 @@
+"""Run the CLI in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "payments-guide"
+
+
+@dataclass
+class Ran:
+    code: int
+    out: str
+    err: str
+
+
+def gradeloop(*args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None,
+              cwd: Path | None = None, timeout: float = 60) -> Ran:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    full_env.update(env or {})
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    proc = subprocess.run([sys.executable, "-m", "gradeloop", *args], input=data,
+                          capture_output=True, env=full_env, cwd=cwd or ROOT, timeout=timeout)
+    out, err = proc.stdout.decode(), proc.stderr.decode()
+    assert "Traceback" not in err, err  # no traceback ever reaches a user
+    return Ran(proc.returncode, out, err)

@@ -1,0 +1,159 @@
+"""`gradeloop grade` and `gradeloop checkers`, through a subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import EXAMPLE, gradeloop
+from tests.emulator import Emulator
+from tests.plugin_dists import GOOD, IMPORT_FAILS, make_dist
+
+RUBRIC = str(EXAMPLE / "rubric.toml")
+DRAFT = str(EXAMPLE / "draft.md")
+CODE_ONLY = """
+[[criteria]]
+key = "short"
+description = "At most 30 words."
+checker = "length"
+options = { max_words = 30 }
+"""
+
+
+def test_the_example_offline_lists_every_criterion_and_is_not_accepted() -> None:
+    ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC, "--code-only")
+    assert ran.code == 1, ran.err
+    for key in ("api_cited", "code_runs", "errors_named", "sentence_len", "no_invention"):
+        assert key in ran.out
+    assert "not checked" in ran.out and "NOT ACCEPTED" in ran.out
+    assert "imports 'requests'" in ran.out
+
+
+def test_json_output_is_the_seed_evaluation_shape() -> None:
+    ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--json")
+    data = json.loads(ran.out)
+    assert set(data) == {"output_id", "criteria", "overall_score", "passed"}
+    assert [c["name"] for c in data["criteria"]][:2] == ["api_cited", "code_runs"]
+    assert data["passed"] is False
+
+
+def test_a_code_only_rubric_needs_no_key_and_exits_0_when_accepted(tmp_path: Path) -> None:
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(CODE_ONLY, encoding="utf-8")
+    assert gradeloop("grade", "-", "--rubric", str(rubric), stdin="A short note.").code == 0
+    long = gradeloop("grade", "-", "--rubric", str(rubric), stdin="word " * 40)
+    assert long.code == 1 and "FAIL" in long.out
+
+
+def test_judge_keys_without_a_model_exit_2_naming_keys_and_fixes() -> None:
+    ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC)
+    assert ran.code == 2
+    assert ran.err.count("\n") == 1  # one line
+    for fragment in ("api_cited, errors_named, no_invention", "ANTHROPIC_API_KEY",
+                     "--code-only"):
+        assert fragment in ran.err
+
+
+def test_grade_uses_the_judge_when_a_model_is_configured(emulator: Emulator) -> None:
+    from gradeloop.testing import verdict_reply
+
+    emulator.enqueue(verdict_reply({
+        "reasoning": "cites 4.1-4.6", "passed": True, "issues": [],
+        "criteria_met": {"api_cited": True, "errors_named": True, "no_invention": True}}))
+    ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC, "--base-url", emulator.base_url)
+    assert ran.code == 1  # the code keys still fail: the judge cannot overrule them
+    schema = emulator.bodies[0]["output_config"]["format"]["schema"]
+    assert "code_runs" not in json.dumps(schema)
+    assert "| api_cited" not in ran.out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["grade", "missing.md", "--rubric", RUBRIC, "--code-only"], "draft file not found"),
+        (["grade", DRAFT, "--rubric", "missing.toml"], "missing.toml: file not found"),
+        (["grade", DRAFT], "required: --rubric"),
+        (["grade", DRAFT, "--rubric", RUBRIC, "--task", "a", "--task-file", "b"], "not both"),
+        (["grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--task-file", "nope.txt"],
+         "task file not found"),
+        (["nonsense"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], fragment: str) -> None:
+    ran = gradeloop(*args)
+    assert ran.code == 2, (ran.out, ran.err)
+    assert fragment in ran.err
+    assert len(ran.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("rubric_text", "fragment"),
+    [
+        ('[[criteria]]\nkey = "a"\ndescription = "d"\nwieght = 1\n', "did you mean 'weight'"),
+        ('[[criteria]]\nkey = "a"\ndescription = "d"\n[[criteria]]\nkey = "a"\n'
+         'description = "e"\n', "duplicate key 'a'"),
+        ('[[criteria]]\nkey = "a"\ndescription = "d"\nchecker = "nope"\n',
+         "registered checkers: code_runs"),
+        ('[[criteria]]\nkey = "a"\ndescription = "d"\nweight = -2\n', "weight must be"),
+        ('[[criteria]]\nkey = "a"\ndescription = "d"\nscale = "score"\nthreshold = 12\n',
+         "threshold must be between 1 and 10"),
+        ('[[criteria]]\nkey = "a\n', ":2: invalid TOML"),
+        ('[[criteria]]\nkey = "a"\ndescription = "d"\nchecker = "sentence_len"\n'
+         'options = { max_word = 3 }\n', "unknown option 'max_word'"),
+    ],
+)
+def test_bad_rubrics_are_one_line_and_exit_2(tmp_path: Path, rubric_text: str,
+                                             fragment: str) -> None:
+    rubric = tmp_path / "bad.toml"
+    rubric.write_text(rubric_text, encoding="utf-8")
+    ran = gradeloop("grade", DRAFT, "--rubric", str(rubric), "--code-only")
+    assert ran.code == 2 and fragment in ran.err, ran.err
+    assert str(rubric) in ran.err and len(ran.err.strip().splitlines()) == 1
+
+
+def test_non_utf8_draft_is_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.md"
+    bad.write_bytes("café".encode("latin-1"))
+    ran = gradeloop("grade", str(bad), "--rubric", RUBRIC, "--code-only")
+    assert ran.code == 2 and "not UTF-8" in ran.err
+    piped = gradeloop("grade", "-", "--rubric", RUBRIC, "--code-only", stdin=b"\xff\xfe")
+    assert piped.code == 2 and "stdin is not UTF-8" in piped.err
+
+
+def test_checkers_lists_builtins_with_plugin_and_distribution() -> None:
+    data = json.loads(gradeloop("checkers", "--json").out)
+    by_name = {c["name"]: c for c in data["checkers"]}
+    assert {"code_runs", "sentence_len", "regex", "json_schema"} <= set(by_name)
+    assert by_name["code_runs"]["plugin"] == "builtin"
+    assert by_name["code_runs"]["distribution"] == "gradeloop"
+    assert "python" in by_name["code_runs"]["options"]
+    assert data["failed_plugins"] == []
+
+
+def test_a_broken_plugin_does_not_take_checkers_down(tmp_path: Path) -> None:
+    site = make_dist(tmp_path / "site", "gradeloop-broken", {"broken": IMPORT_FAILS})
+    make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
+    env = {"PYTHONPATH": str(site)}
+    ran = gradeloop("checkers", env=env)
+    assert ran.code == 0
+    assert "shouty" in ran.out and "code_runs" in ran.out
+    assert "plugin 'broken' (gradeloop-broken) failed to load" in ran.out
+    data = json.loads(gradeloop("checkers", "--json", env=env).out)
+    assert [f["plugin"] for f in data["failed_plugins"]] == ["broken"]
+    blocked = json.loads(gradeloop("--block-plugin", "broken", "checkers", "--json",
+                                   env=env).out)
+    assert blocked["failed_plugins"] == []
+
+
+def test_disable_plugin_autoload_from_the_command_line(tmp_path: Path) -> None:
+    site = make_dist(tmp_path / "site", "gradeloop-shouty", {"shouty": GOOD})
+    data = json.loads(gradeloop("--disable-plugin-autoload", "checkers", "--json",
+                                env={"PYTHONPATH": str(site), "GRADELOOP_PLUGINS": "shouty"}).out)
+    assert [c["name"] for c in data["checkers"]] == ["shouty"]
+
+
+def test_python_dash_m_and_version() -> None:
+    ran = gradeloop("--version")
+    assert ran.code == 0 and ran.out.startswith("gradeloop ")
