@@ -21,13 +21,14 @@ from ._segment import ELISION
 
 PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 _PRIVATE = re.compile("[\ue000-\ue002]")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_HTML_CODE = re.compile(r"<(code|kbd|samp)\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE)
-_IMAGE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])")
-_LINK = re.compile(r"\[([^\]]+)\](?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\]]*\])")
-_FOOTNOTE = re.compile(r"\[\^[^\]\s]+\]")
-_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+|[^>\s@]+@[^>\s@]+)>")
+_HTML_CODE = re.compile(r"<(code|kbd|samp)\b[^<>]*>([^<]*)</\1\s*>", re.IGNORECASE)
+_IMAGE = re.compile(r"!\[[^\[\]]*\](?:\([^()]*\)|\[[^\[\]]*\])")
+_LINK = re.compile(
+    r"\[([^\[\]]+)\](?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\[\]]*\])"
+)
+_FOOTNOTE = re.compile(r"\[\^[^\[\]\s]+\]")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]+|[^<>\s@]+@[^<>\s@]+)>")
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -51,13 +52,28 @@ def prose(text: str) -> Prose:
     """Split the Markdown ``text`` into prose units, code left out."""
     text = _PRIVATE.sub("", text)  # the placeholders must not be forged by the draft
     if "<!--" in text:
-        text = _HTML_COMMENT.sub(" ", text)
+        text = _drop_comments(text)
     result = Prose()
     for raw in raw_units(text):
         unit = _inline(raw, result.code_spans)
         if unit:
             result.units.append(unit)
     return result
+
+
+def _drop_comments(text: str) -> str:
+    """``text`` without closed HTML comments; an unclosed ``<!--`` stays as text."""
+    kept: list[str] = []
+    pos = 0
+    while (start := text.find("<!--", pos)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        kept.append(text[pos:start])
+        kept.append(" ")
+        pos = end + 3
+    kept.append(text[pos:])
+    return "".join(kept)
 
 
 def _inline(text: str, spans: list[str]) -> str:

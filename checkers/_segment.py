@@ -10,10 +10,14 @@ then judged by its neighbours:
 * ``!`` and ``?`` otherwise end one;
 * a bare ellipsis ends one only before a capitalised word that is not ``I``
   (``I`` is capitalised everywhere, so it says nothing about a new sentence);
+* an ellipsis followed by a full stop (``....``) ends one;
+* a period after a title or Latin marker (``Dr.``, ``e.g.``) never ends one, nor
+  one before a number after ``p.``, ``No.``, ``Fig.`` and the like;
 * a period after a known abbreviation, a dotted acronym (``U.S.``, ``a.m.``) or a
   single letter ends a sentence only before a word that commonly opens one
-  (``The``, ``How``, ``It``...) and never before a number (``p. 55``, ``No. 5``);
-  titles and Latin markers (``Dr.``, ``e.g.``) never end one.
+  (``The``, ``How``, ``It``...) or before a title (``Mr.``), unless what precedes
+  is a short introductory phrase (``At 5 a.m. Mr. Smith left``);
+* any other period before a capital, a digit or inline code ends one.
 
 Inline enumerations (``1) first 2) second``) and bullet characters (``•``) start a
 new unit of their own, as a Markdown list item would.
@@ -34,7 +38,8 @@ from ._segment_words import (
 
 ELISION = "\ue002"  # stands for a bracketed ellipsis "[...]", which never ends a sentence
 
-_CANDIDATE = re.compile(r"([.!?…]+)([\"'”’»)\]*_~]*)(?= )")
+# possessive runs that start only at a run's first mark: linear on any input
+_CANDIDATE = re.compile(r"(?<![.!?…])([.!?…]++)([\"'”’»)\]*_~]*+)(?= )")
 _SPACED_DOTS = re.compile(r"\.(?: \.){2,}")
 _BRACKET_ELISION = re.compile(r"\[(?:\.\s?){3,}\]|\[…\]")
 _BULLET = re.compile(r" (?=[•⁃▪◦‣])")
@@ -44,6 +49,7 @@ _CLOSERS = "\"'”’»)]}*_~"
 _WORDISH = re.compile(r"[^\W_]|\ue000")
 _ENUM_TOKEN = re.compile(r"[•⁃▪◦‣]?\(?(?:\d{1,3}|[a-z])(?:\.\)|[.)])")
 _ENUM_START = re.compile(r"(?:[•⁃▪◦‣] ?)?(\(?)(\d{1,3}|[a-z])(\.\)|[.)]) ")
+_INTRO_CHARS = 40
 _PRONOUN_I = re.compile(r"I(?:[’'][a-z]+)?\W*")
 
 
@@ -142,7 +148,9 @@ def _is_boundary(text: str, start: int, token_start: int, m: re.Match[str], foll
     if dots > 1:
         return first.isupper() and _PRONOUN_I.fullmatch(nxt) is None
     word = text[token_start : m.start()].lstrip(_OPENERS).rstrip(_CLOSERS)
-    return _after_period(word, nxt, text[start:token_start])
+    # an introductory phrase is a few words: a bounded slice keeps long units linear
+    before = text[start:token_start] if token_start - start <= _INTRO_CHARS else ""
+    return _after_period(word, nxt, before)
 
 
 def _after_period(word: str, nxt: str, before: str) -> bool:
