@@ -6,7 +6,8 @@ where a terminator run (``.``, ``!``, ``?``, ``…``, possibly followed by closi
 quotes, brackets or emphasis markers) is followed by a space; each such candidate is
 then judged by its neighbours:
 
-* a lower-case next word never starts a sentence (``Yahoo! in``, ``co. at``);
+* a lower-case next word never starts a sentence (``Yahoo! in``, ``co. at``),
+  unless it has capitals inside, as names like ``iOS`` and ``macOS`` do;
 * ``!`` and ``?`` otherwise end one;
 * a bare ellipsis ends one only before a capitalised word that is not ``I``
   (``I`` is capitalised everywhere, so it says nothing about a new sentence);
@@ -76,7 +77,7 @@ def count_words(sentence: str) -> int:
     count = 0
     first = True
     for token in sentence.split():
-        if _WORDISH.search(token) is None:
+        if not is_word(token):
             continue
         if first:
             first = False
@@ -84,6 +85,11 @@ def count_words(sentence: str) -> int:
                 continue
         count += 1
     return count
+
+
+def is_word(token: str) -> bool:
+    """Whether a whitespace-separated token is a word: it holds a letter or a digit."""
+    return _WORDISH.search(token) is not None
 
 
 def _enumeration_parts(unit: str) -> list[str]:
@@ -137,8 +143,8 @@ def _is_boundary(text: str, start: int, token_start: int, m: re.Match[str], foll
     """Whether the terminator run ``m`` ends the sentence that began at ``start``."""
     nxt = following.lstrip(_OPENERS)
     first = nxt[:1]
-    if not first or first.islower():
-        return False
+    if not first or (first.islower() and nxt[1:] == nxt[1:].lower()):
+        return False  # a lower-case word continues the sentence; "iOS" or "macOS" may not
     terms = m.group(1)
     if "!" in terms or "?" in terms:
         return True

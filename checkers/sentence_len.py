@@ -34,7 +34,7 @@ from pydantic import Field
 from gradeloop import CheckResult
 
 from ._markdown_prose import prose
-from ._segment import count_words, split_sentences
+from ._segment import count_words, is_word, split_sentences
 
 MAX_LISTED = 10
 """Long sentences quoted one by one; the rest are summed up in one last issue."""
@@ -99,6 +99,8 @@ def sentence_len(text: str, *, max_words: MaxWords = 40) -> CheckResult:
 def _opening(sentence: str) -> str:
     """The first words of ``sentence`` in single quotes, with ``…`` when cut."""
     words = sentence.split()
+    while words and not is_word(words[0]):
+        del words[0]  # a bullet or a dash says nothing about which sentence it is
     head = " ".join(words[:QUOTED_WORDS])
     return f"'{head}…'" if len(words) > QUOTED_WORDS else f"'{head}'"
 

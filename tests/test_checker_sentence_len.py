@@ -447,6 +447,11 @@ def test_inline_enumerations_split_only_when_they_count_up() -> None:
     assert lengths("1) pick one 3) pick two") == [5]
 
 
+def test_lower_case_next_word_continues_unless_it_is_a_camel_case_name() -> None:
+    assert lengths("Update your phone. iOS 17 fixes it.") == [3, 4]
+    assert lengths("Update your phone. ios 17 fixes it.") == [7]
+
+
 def test_question_or_exclamation_ends_even_after_a_single_letter() -> None:
     assert lengths("Is the answer B? Paris is wrong.") == [4, 3]
     assert lengths("Is the answer B. Paris is wrong.") == [7]  # B. may be an initial
@@ -514,6 +519,11 @@ def test_issue_quotes_number_length_and_opening_words() -> None:
 def test_short_sentence_is_quoted_whole() -> None:
     result = sentence_len("Two words. Three more words.", max_words=2)
     assert result.issues == ["sentence 2 has 3 words (max 2): 'Three more words.'"]
+
+
+def test_issue_quote_starts_at_the_first_word() -> None:
+    result = sentence_len("- — Three more words", max_words=2)
+    assert result.issues == ["sentence 1 has 3 words (max 2): 'Three more words'"]
 
 
 def test_issue_shows_inline_code_not_placeholders() -> None:
