@@ -58,40 +58,88 @@ def _dedent(line: str, width: int) -> str:
     return line[i:]
 
 
+def _mark_lines(text: str) -> list[tuple[int, int, int]]:
+    """``(line index, start, end)`` of every line holding three backticks or tildes."""
+    found: list[int] = []
+    for mark in ("```", "~~~"):  # str.find outruns a regular expression here
+        at = text.find(mark)
+        while at != -1:
+            found.append(at)
+            at = text.find(mark, at + 3)
+    found.sort()
+    marks: list[tuple[int, int, int]] = []
+    line = counted = 0
+    end = -1
+    for at in found:
+        if at < end:
+            continue  # another mark on a line already listed
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        if end == -1:
+            end = len(text)
+        line += text.count("\n", counted, start)
+        counted = start
+        marks.append((line, start, end))
+    return marks
+
+
 def fences(text: str) -> list[Fence]:
-    """Every fenced code block of ``text``, in order."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    """Every fenced code block of ``text``, in order.
+
+    Only lines holding three backticks or tildes can open or close a fence, so
+    those are found first and the text between them is taken as a slice.
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    marks = _mark_lines(text)
+    lines: list[str] | None = None  # split only for fences in block quotes
     found: list[Fence] = []
-    i = 0
-    while i < len(lines):
-        raw = lines[i]
-        i += 1
-        if "```" not in raw and "~~~" not in raw:
-            continue
-        depth, line = _unquote(raw) if ">" in raw else (0, raw)
-        m = _OPEN.fullmatch(line)
+    k = 0
+    while k < len(marks):
+        line, start, end = marks[k]
+        k += 1
+        raw = text[start:end]
+        depth, opening = _unquote(raw) if ">" in raw else (0, raw)
+        m = _OPEN.fullmatch(opening)
         if m is None:
             continue
         prefix, fence, info = m.groups()
         if fence[0] == "`" and "`" in info:
             continue  # inline code such as ```x``` on one line, not a fence
-        start, width = i, len(prefix)
-        body: list[str] = []
-        closed = False
-        while i < len(lines):
-            inner = lines[i]
-            i += 1
-            if depth:
-                inner_depth, inner = _unquote(inner)
-                if inner_depth < depth:  # the quote ended, and the block with it
-                    i -= 1
-                    closed = True
-                    break
-            stripped = inner.strip()
-            if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                closed = True
-                break
-            body.append(_dedent(inner, width))
-        source = "\n".join(body) + "\n" if body else ""
-        found.append(Fence(start, language_of(info), source, closed))
+        if depth:
+            lines = lines if lines is not None else text.split("\n")
+            last, closed, body = _quoted_body(lines, line + 1, depth, fence, len(prefix))
+            source = "\n".join(body) + "\n" if body else ""
+        else:
+            last, closed, source = len(text), False, text[end + 1 :]
+            while k < len(marks) and not closed:
+                close_line, close_start, close_end = marks[k]
+                k += 1
+                stripped = text[close_start:close_end].strip()
+                if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                    last, closed, source = close_line, True, text[end + 1 : close_start]
+            if prefix:
+                source = "\n".join(_dedent(b, len(prefix)) for b in source.split("\n"))
+            if source and not source.endswith("\n"):
+                source += "\n"
+        while k < len(marks) and marks[k][0] <= last:
+            k += 1
+        found.append(Fence(line + 1, language_of(info), source, closed))
     return found
+
+
+def _quoted_body(
+    lines: list[str], i: int, depth: int, fence: str, width: int
+) -> tuple[int, bool, list[str]]:
+    """The end, closedness and lines of a fence opened inside a block quote."""
+    body: list[str] = []
+    while i < len(lines):
+        inner_depth, inner = _unquote(lines[i])
+        if inner_depth < depth:  # the quote ended, and the block with it
+            return i - 1, True, body
+        stripped = inner.strip()
+        if stripped.startswith(fence) and not stripped.strip(fence[0]):
+            return i, True, body
+        body.append(_dedent(inner, width))
+        i += 1
+    return len(lines), False, body

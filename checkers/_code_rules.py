@@ -7,9 +7,9 @@ needs, and what to do instead.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._stdlib import (
     DOCUMENTED_PRIVATE,
@@ -41,8 +41,7 @@ _PEP585 = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Import:
+class Import(NamedTuple):
     """One module a block imports: ``level`` > 0 for relative imports.
 
     ``guarded`` imports sit in a ``try`` whose ``except`` catches ``ImportError``:
@@ -193,13 +192,16 @@ def union(scan: Scan, node: ast.BinOp, *, annotation: bool) -> None:
 def subscript(scan: Scan, node: ast.Subscript, *, runtime: bool) -> None:
     """Starred or walrus items in ``[]`` (syntax) and ``list[int]`` below 3.9 (run time)."""
     s = node.slice
-    starred = isinstance(s, ast.Starred) or (
-        isinstance(s, ast.Tuple) and any(isinstance(e, ast.Starred) for e in s.elts)
-        and scan.text.char_at(s) != "("
-    )
-    if starred:
+    kind = type(s)
+    if kind is ast.Tuple:
+        for e in s.elts:  # type: ignore[attr-defined]
+            if type(e) is ast.Starred:
+                if scan.text.char_at(s) != "(":
+                    needs(scan, node, 11, "a starred item inside [] (a[*b])")
+                break
+    elif kind is ast.Starred:
         needs(scan, node, 11, "a starred item inside [] (a[*b])")
-    if isinstance(s, ast.NamedExpr) and scan.target < 10 and scan.text.char_before(s) == "[":
+    elif kind is ast.NamedExpr and scan.target < 10 and scan.text.char_before(s) == "[":
         needs(scan, node, 10, "an unparenthesized assignment expression inside []")
     if not runtime or scan.target >= 9:
         return
@@ -271,13 +273,18 @@ def _keywords(scan: Scan, lineno: int, node: ast.Call) -> None:
 
 def import_problem(imp: Import, target: int, allow: tuple[str, ...]) -> str | None:
     """Why ``imp`` fails on Python ``3.<target>`` with ``allow`` installed, or None."""
+    return _import_problem(imp.module, imp.level, imp.guarded, target, allow)
+
+
+@functools.lru_cache(maxsize=4096)
+def _import_problem(
+    module: str, level: int, guarded: bool, target: int, allow: tuple[str, ...]
+) -> str | None:
     version = f"Python 3.{target}"
-    if imp.level:
-        dots = "." * imp.level
-        return (f"uses a relative import ('from {dots}{imp.module} import ...'), which fails "
-                "outside a package; import by absolute name")
-    module = imp.module
-    if imp.guarded or not module or any(
+    if level:
+        return (f"uses a relative import ('from {'.' * level}{module} import ...'), which "
+                "fails outside a package; import by absolute name")
+    if guarded or not module or any(
         module == a or module.startswith(a + ".") for a in allow
     ):
         return None

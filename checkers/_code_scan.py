@@ -26,7 +26,9 @@ are optional and not reported; their ``except`` branch is.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -37,15 +39,30 @@ from ._stdlib import RUNNING_MINOR, name_table
 
 FUNC, ASYNC, LOCAL, ANNOTATION, LAZY, GUARDED, FSTRING = 1, 2, 4, 8, 16, 32, 64
 
+# Fields that never hold a node worth visiting (operators and contexts are nodes,
+# but carry nothing). What is left of a node's fields holds nodes, lists or None.
 _SCALAR_FIELDS = frozenset(
     {"ctx", "id", "arg", "attr", "name", "names", "module", "level", "kind", "op", "ops",
-     "type_comment", "conversion", "simple", "is_async", "kwd_attrs", "tag"}
+     "type_comment", "conversion", "simple", "is_async", "kwd_attrs", "tag", "rest"}
 )
-_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.MatchSingleton: (),
+                                        type(None): ()}
 _GUARDS = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 )
 _VERSION_INFO = ("sys.version_info", "version_info")
+_STATIC_TESTS = (ast.Name, ast.Attribute, ast.Compare)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_BODIES_OF: dict[type, tuple[str, ...]] = {}
+# Text without which the await/yield, dynamic-import, builtin and keyword rules
+# cannot fire (the builtin names and keywords come from the name table).
+_TRIGGER_WORDS = ("await", "yield", "import_module", "__import__", *name_table().builtins,
+                  *{n[n.index("(") + 1 : -1] for _, n in name_table().spans if "(" in n})
+
+# Every name written after a dot: the only way to reach a module attribute.
+_AFTER_DOT = re.compile(r"\.[\s\\]*([A-Za-z_][A-Za-z0-9_]*)")
+_KEYWORD = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
+
 _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
     ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
@@ -81,28 +98,95 @@ class Scan:
         self._names = name_table()
         self._leading_future: set[int] = set()
         self._fstrings = RUNNING_MINOR >= 12 and target < 12
-        self._stack: list[tuple[ast.AST, int]] = []
+        self._frames: list[tuple[int, list[Any]]] = []
+        self._deep = True  # False: only statements are walked, expressions never pushed
 
     # -- driving -----------------------------------------------------------------------
 
-    def run(self, tree: ast.Module) -> None:
-        """Walk ``tree`` once, then resolve the names it used."""
+    def run(self, tree: ast.Module, *, deep: bool | None = None) -> None:
+        """Walk ``tree`` once, then resolve the names it used.
+
+        Nodes wait in frames, one list per set of flags, so that a child under its
+        parent's flags costs one list append and no tuple. Names, constants,
+        attributes and calls, most of any tree, are decided inline; other node
+        types go to the handlers this target needs (:func:`handlers_for`). When
+        the block's text shows that no expression rule can fire, only statements
+        are visited; ``deep`` forces either walk (tests check they agree).
+        """
         self._prelude(tree)
-        stack = self._stack
-        stack.extend((node, 0) for node in reversed(tree.body))
-        handlers = _HANDLERS
-        while stack:
-            node, flags = stack.pop()
-            handler = handlers.get(type(node))
-            if handler is not None and handler(self, node, flags):
-                continue
-            for name in _fields(type(node)):
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    stack.extend((item, flags) for item in value if isinstance(item, ast.AST))
-                elif isinstance(value, ast.AST):
-                    stack.append((value, flags))
+        self._frames.append((0, list(tree.body)))
+        if deep is None:
+            deep = needs_expressions(self.text.source, self.target)
+        self._deep = deep
+        if deep:
+            self._walk_all()
+        else:
+            self._walk_statements()
         rules.resolve_uses(self, self.uses)
+
+    def _walk_statements(self) -> None:
+        """Visit statements only: every import, scope, guard and ``return`` is one."""
+        frames, handlers = self._frames, statement_handlers_for(self.target)
+        while frames:
+            flags, stack = frames.pop()
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                handler = handlers.get(kind)
+                if handler is not None and handler(self, node, flags):
+                    continue
+                bodies = _BODIES_OF.get(kind)
+                if bodies is None:
+                    every = getattr(kind, "_fields", ())
+                    bodies = _BODIES_OF[kind] = tuple(f for f in _BODIES if f in every)
+                for name in bodies:
+                    value = getattr(node, name)
+                    if type(value) is list:
+                        stack.extend(value)
+
+    def _walk_all(self) -> None:
+        """Visit every node; the fast paths inline the commonest node types."""
+        frames = self._frames
+        handlers = handlers_for(self.target, self._fstrings)
+        fields_of, builtins, attrs = _FIELDS, self._names.builtins, self._names.attrs
+        calls, uses = _CALL_NAMES, self.uses
+        name_t, const_t, attr_t, call_t = ast.Name, ast.Constant, ast.Attribute, ast.Call
+        while frames:
+            flags, stack = frames.pop()
+            pop, push, extend = stack.pop, stack.append, stack.extend
+            quiet = flags & (LAZY | GUARDED)
+            while stack:
+                node = pop()
+                kind = type(node)
+                if kind is name_t:
+                    if node.id in builtins:
+                        self._name(node, flags)
+                    continue
+                if kind is const_t:
+                    continue
+                if kind is attr_t:
+                    if node.attr in attrs and not quiet:
+                        uses.append((node.lineno, "attr", node))
+                    push(node.value)
+                    continue
+                if kind is call_t:
+                    func = node.func
+                    called = func.id if type(func) is name_t else getattr(func, "attr", None)
+                    if called in calls and not flags & LAZY:
+                        rules.call(self, node, guarded=bool(flags & GUARDED))
+                else:
+                    handler = handlers.get(kind)
+                    if handler is not None and handler(self, node, flags):
+                        continue
+                names = fields_of.get(kind)
+                if names is None:
+                    names = _fields(kind)
+                for name in names:
+                    value = getattr(node, name)
+                    if type(value) is list:
+                        extend(value)  # may hold None (a dict's ** keys): skipped when popped
+                    elif value is not None:
+                        push(value)
 
     def add(self, line: int, text: str) -> None:
         """Record a finding on block line ``line``."""
@@ -121,49 +205,61 @@ class Scan:
                 self.lazy = True
 
     def _push(self, nodes: list[Any], flags: int) -> None:
-        self._stack.extend((n, flags) for n in nodes if isinstance(n, ast.AST))
+        """Walk ``nodes`` (None entries are skipped) under ``flags``.
+
+        The walk pops from the list it is given, so it gets a copy: the tree
+        itself stays whole for the messages that quote it.
+        """
+        if nodes:
+            self._frames.append((flags, nodes.copy()))
+
+    def _push_expressions(self, nodes: list[Any], flags: int) -> None:
+        """Like :meth:`_push`, for expressions: a statements-only walk skips them."""
+        if nodes and self._deep:
+            self._frames.append((flags, nodes.copy()))
 
     # -- scopes ------------------------------------------------------------------------
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, flags: int) -> bool:
         self.defined.add(node.name)
         outer = flags & ~(ANNOTATION | LAZY)
-        self._decorators(node.decorator_list, outer)
+        if node.decorator_list:
+            self._decorators(node.decorator_list, outer)
         args = node.args
-        self._push([*args.defaults, *args.kw_defaults], outer)
-        if args.vararg is not None and isinstance(args.vararg.annotation, ast.Starred):
-            rules.needs(self, args.vararg.annotation, 11, "a starred annotation (*args: *Ts)")
-        every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
-        annotations = [a.annotation for a in every if a is not None and a.annotation]
-        if node.returns is not None:
-            annotations.append(node.returns)
-        self._push(annotations, outer | (LAZY if self.lazy else ANNOTATION))
-        inner = FUNC | LOCAL | (ASYNC if isinstance(node, ast.AsyncFunctionDef) else 0)
+        vararg = args.vararg
+        if vararg is not None and type(vararg.annotation) is ast.Starred:
+            rules.needs(self, vararg, 11, "a starred annotation (*args: *Ts)")
+        if self._deep:
+            self._push_expressions(args.defaults + args.kw_defaults, outer)
+            self._push_expressions(_annotations(node), outer | (LAZY if self.lazy else ANNOTATION))
+        inner = FUNC | LOCAL | (ASYNC if type(node) is ast.AsyncFunctionDef else 0)
         self._push(node.body, inner)
         return True
 
-    def _lambda(self, node: ast.Lambda, flags: int) -> bool:
-        self._push([*node.args.defaults, *node.args.kw_defaults], flags)
-        self._stack.append((node.body, FUNC | LOCAL))
+    def _lambda(self, node: ast.Lambda, flags: int) -> bool:  # only met in a deep walk
+        self._push_expressions(node.args.defaults + node.args.kw_defaults, flags)
+        self._push_expressions([node.body], FUNC | LOCAL)
         return True
 
     def _class(self, node: ast.ClassDef, flags: int) -> bool:
         self.defined.add(node.name)
-        self._decorators(node.decorator_list, flags)
-        self._push([*node.bases, *node.keywords], flags)
+        if node.decorator_list:
+            self._decorators(node.decorator_list, flags)
+        self._push_expressions(node.bases + node.keywords, flags)
         self._push(node.body, flags & GUARDED)  # a class body runs now, in its own scope
         return True
 
     def _decorators(self, decorators: list[ast.expr], flags: int) -> None:
-        for d in decorators:
-            if not rules.is_plain_decorator(d):
-                rules.needs(self, d, 9, f"an expression as a decorator ('@{rules.show(d)}')")
-        self._push(decorators, flags)
+        if self.target < 9:
+            for d in decorators:
+                if not rules.is_plain_decorator(d):
+                    rules.needs(self, d, 9, f"an expression as a decorator ('@{rules.show(d)}')")
+        self._push_expressions(decorators, flags)
 
     def _annassign(self, node: ast.AnnAssign, flags: int) -> bool:
-        self._push([node.target, node.value], flags)
+        self._push_expressions([node.target, node.value], flags)
         evaluated = not (flags & LOCAL) and not self.lazy
-        self._stack.append((node.annotation, flags | (ANNOTATION if evaluated else LAZY)))
+        self._push_expressions([node.annotation], flags | (ANNOTATION if evaluated else LAZY))
         return True
 
     # -- control flow ------------------------------------------------------------------
@@ -171,11 +267,14 @@ class Scan:
     def _try(self, node: ast.Try, flags: int) -> bool:
         guarded = any(rules.catches(h.type, _GUARDS) for h in node.handlers)
         self._push(node.body, flags | GUARDED if guarded else flags)
-        self._push([*node.handlers, *node.orelse, *node.finalbody], flags)
+        self._push(node.handlers + node.orelse + node.finalbody, flags)
         return True
 
     def _if(self, node: ast.If, flags: int) -> bool:
-        live = self._static(node.test)
+        test = node.test
+        if type(test) not in _STATIC_TESTS:
+            return False
+        live = self._static(test)
         if live is None:
             return False
         self._push(node.body if live else node.orelse, flags)
@@ -201,10 +300,10 @@ class Scan:
         return compare(have, want[:2])
 
     def _outside(self, node: ast.AST, flags: int) -> bool:
-        word = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
         if not flags & FUNC:
-            self.add(rules.line(node), f"has '{word[type(node)]}' outside a function, "
-                                       "so Python cannot compile the block")
+            word = _KEYWORD[type(node)]
+            self.add(rules.line(node), f"has '{word}' outside a function, so Python cannot "
+                                       "compile the block")
         return False
 
     def _await(self, node: ast.Await, flags: int) -> bool:
@@ -242,7 +341,7 @@ class Scan:
     # -- expressions -------------------------------------------------------------------
 
     def _binop(self, node: ast.BinOp, flags: int) -> bool:
-        if self.target < 10 and type(node.op) is ast.BitOr and not flags & LAZY:
+        if type(node.op) is ast.BitOr and not flags & LAZY:
             rules.union(self, node, annotation=bool(flags & ANNOTATION))
         return False
 
@@ -265,35 +364,24 @@ class Scan:
         return False
 
     def _with(self, node: ast.With | ast.AsyncWith, flags: int) -> bool:
-        if self.target < 9 and parenthesized_with(node, self.text):
+        if parenthesized_with(node, self.text):
             rules.needs(self, node, 9, "parenthesized context managers")
         return False
 
     def _fstring(self, node: ast.JoinedStr, flags: int) -> bool:
-        if self._fstrings and not flags & FSTRING:
+        if not flags & FSTRING:
             problem = fstring_problem(self.text.segment(node))
             if problem:
                 rules.needs(self, node, 12, problem)
         self._push(node.values, flags | FSTRING)
         return True
 
-    def _name(self, node: ast.Name, flags: int) -> bool:
-        if node.id in self._names.builtins:
-            if not isinstance(node.ctx, ast.Load):
-                self.defined.add(node.id)
-            elif not flags & (LAZY | GUARDED):
-                self.uses.append((node.lineno, "name", node))
-        return True
-
-    def _attribute(self, node: ast.Attribute, flags: int) -> bool:
-        if node.attr in self._names.attrs and not flags & (LAZY | GUARDED):
-            self.uses.append((node.lineno, "attr", node))
-        return False
-
-    def _call(self, node: ast.Call, flags: int) -> bool:
-        if not flags & LAZY:
-            rules.call(self, node, guarded=bool(flags & GUARDED))
-        return False
+    def _name(self, node: ast.Name, flags: int) -> None:
+        """A builtin that some versions lack: note where it is defined or used."""
+        if not isinstance(node.ctx, ast.Load):
+            self.defined.add(node.id)
+        elif not flags & (LAZY | GUARDED):
+            self.uses.append((node.lineno, "name", node))
 
 
 _HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
@@ -319,9 +407,81 @@ _HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
     ast.With: Scan._with,
     ast.AsyncWith: Scan._with,
     ast.JoinedStr: Scan._fstring,
-    ast.Name: Scan._name,
-    ast.Attribute: Scan._attribute,
-    ast.Call: Scan._call,
 }
 if hasattr(ast, "TryStar"):
     _HANDLERS[ast.TryStar] = Scan._try
+
+# Node types whose rules apply only below some target version (or only where the
+# running tokenizer can see inside f-strings): left out of the walk above it.
+_ONLY_BELOW: dict[type, int] = {
+    ast.BinOp: 10, ast.Subscript: 11, ast.Set: 9, ast.SetComp: 9,
+    ast.For: 9, ast.AsyncFor: 9, ast.With: 9, ast.AsyncWith: 9,
+}
+_CALL_NAMES = frozenset({*name_table().calls, "__import__", "import_module"})
+
+
+@functools.cache
+def handlers_for(target: int, fstrings: bool) -> dict[type, Callable[[Scan, Any, int], bool]]:
+    """The handlers a walk for target ``3.<target>`` needs; the rest cost nothing."""
+    return {
+        kind: handler for kind, handler in _HANDLERS.items()
+        if target < _ONLY_BELOW.get(kind, 99) and (kind is not ast.JoinedStr or fstrings)
+    }
+
+
+@functools.cache
+def statement_handlers_for(target: int) -> dict[type, Callable[[Scan, Any, int], bool]]:
+    """The statement handlers of :func:`handlers_for`, for a statements-only walk."""
+    return {k: h for k, h in handlers_for(target, False).items() if issubclass(k, ast.stmt)}
+
+
+def needs_expressions(source: str, target: int) -> bool:
+    """Whether any expression rule could fire, for target ``3.<target>``, on ``source``.
+
+    Every expression rule needs some text to be present (``await``, ``|``, a
+    ``*`` after ``[`` or ``,``, a tracked attribute after a dot and its module's
+    name...). Most code has none of it, and then its statements are all a walk
+    needs to visit. ``source`` may hold several blocks: False holds for each.
+    """
+    if target < 9 or (RUNNING_MINOR >= 12 and target < 12 and "{" in source):
+        return True
+    if any(word in source for word in _TRIGGER_WORDS):
+        return True
+    if target < 10 and ("|" in source or ":=" in source):
+        return True
+    if target < 11 and _star_item(source):
+        return True
+    table = name_table()
+    return any(  # 'socket.timeout' is no hint of asyncio.timeout unless asyncio appears
+        top in source
+        for attr in table.attrs.intersection(_AFTER_DOT.findall(source))
+        for top in table.homes[attr]
+    )
+
+
+def _star_item(source: str) -> bool:
+    """A single ``*`` right after ``[`` or ``,``: the only way to write ``a[*b]``."""
+    i = source.find("*")
+    while i != -1:
+        if source[i + 1 : i + 2] != "*" and source[i - 1 : i] != "*":
+            j = i - 1
+            while j >= 0 and source[j] in " \t\n\\":
+                j -= 1
+            if j >= 0 and source[j] in "[,":
+                return True
+        i = source.find("*", i + 1)
+    return False
+
+
+def _annotations(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """Every parameter and return annotation of ``node``."""
+    args = node.args
+    found = [a.annotation for a in args.args if a.annotation is not None]
+    for extra in (args.posonlyargs, args.kwonlyargs):
+        found.extend(a.annotation for a in extra if a.annotation is not None)
+    for star in (args.vararg, args.kwarg):
+        if star is not None and star.annotation is not None:
+            found.append(star.annotation)
+    if node.returns is not None:
+        found.append(node.returns)
+    return found

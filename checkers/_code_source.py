@@ -9,6 +9,7 @@ are UTF-8 byte offsets, so every lookup converts them to string indexes.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -20,7 +21,12 @@ class BlockText:
     """The lines of one code block, addressed the way ``ast`` positions are."""
 
     def __init__(self, source: str) -> None:
-        self.lines = source.split("\n")
+        self.source = source
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The block's lines; split on first use, which most blocks never need."""
+        return self.source.split("\n")
 
     def _col(self, lineno: int, byte_col: int) -> int:
         if not 1 <= lineno <= len(self.lines):

@@ -96,6 +96,7 @@ class NameTable:
     attrs: frozenset[str]
     builtins: frozenset[str]
     calls: frozenset[str]
+    homes: dict[str, tuple[str, ...]]  # attribute -> top-level modules that have it
 
 
 @functools.cache
@@ -106,7 +107,11 @@ def name_table() -> NameTable:
         module, _, name = key.partition(":")
         spans[(module, name)] = span
     plain = [(m, n) for (m, n) in spans if "(" not in n]
+    homes: dict[str, set[str]] = {}
+    for m, n in plain:
+        homes.setdefault(n, set()).add(m.split(".", 1)[0])
     return NameTable(
+        homes={n: tuple(sorted(tops)) for n, tops in homes.items()},
         spans=spans,
         attrs=frozenset(n for m, n in plain if m != "builtins"),
         builtins=frozenset(n for m, n in plain if m == "builtins"),

@@ -55,7 +55,7 @@ from gradeloop import CheckResult
 
 from ._code_fences import Fence, fences
 from ._code_rules import import_problem
-from ._code_scan import Scan
+from ._code_scan import Scan, needs_expressions
 from ._code_source import BlockText
 from ._stdlib import RUNNING_MINOR, SUPPORTED, parse_version
 
@@ -126,8 +126,11 @@ def _check(
                                        "a fence that starts with ```python"])
         return CheckResult(True)
     issues: list[str] = []
+    # One look at all the code decides, for most drafts, that no block needs its
+    # expressions walked; otherwise each block decides for itself.
+    deep = None if needs_expressions("".join(b.source for b in blocks), minor) else False
     for number, block in enumerate(blocks, start=1):
-        issues.extend(check_block(number, block, minor, allowed))
+        issues.extend(check_block(number, block, minor, allowed, deep=deep))
     if len(issues) > MAX_ISSUES:
         rest = len(issues) - (MAX_ISSUES - 1)
         issues = [*issues[: MAX_ISSUES - 1], f"... and {rest} more problems like these"]
@@ -143,8 +146,13 @@ def _allowed(allow: object) -> tuple[str, ...]:
     return tuple(a.strip() for a in allow if isinstance(a, str) and a.strip())
 
 
-def check_block(number: int, block: Fence, minor: int, allow: tuple[str, ...]) -> list[str]:
-    """The issues of one Python block, each naming the block and the draft line."""
+def check_block(
+    number: int, block: Fence, minor: int, allow: tuple[str, ...], *, deep: bool | None = None
+) -> list[str]:
+    """The issues of one Python block, each naming the block and the draft line.
+
+    ``deep`` is passed to :meth:`Scan.run`: None lets the block's text decide.
+    """
     where = f"Python block {number} (line {block.line})"
     if not block.source.strip():
         return []
@@ -152,14 +160,10 @@ def check_block(number: int, block: Fence, minor: int, allow: tuple[str, ...]) -
     if not isinstance(tree, ast.Module):
         return [f"{where}: {_parse_message(tree, block, minor)}"]
     scan = Scan(BlockText(block.source), minor)
-    scan.run(tree)
+    scan.run(tree, deep=deep)
     found = dict(scan.findings)
-    verdicts: dict[tuple[str, int, bool], str | None] = {}  # a module imported twice is judged once
     for imp in scan.imports:
-        key = (imp.module, imp.level, imp.guarded)
-        if key not in verdicts:
-            verdicts[key] = import_problem(imp, minor, allow)
-        problem = verdicts[key]
+        problem = import_problem(imp, minor, allow)
         if problem:
             found[(imp.line, problem)] = None
     return [f"{where}: line {block.line + n} {msg}" for n, msg in sorted(found)]
