@@ -68,7 +68,7 @@ def _list(loops: list[Any]) -> None:
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("id", "started", "task", "rounds", "stop", "passed", "score"):
-        table.add_column(column, overflow="ellipsis", no_wrap=column != "task")
+        table.add_column(column, overflow="ellipsis", no_wrap=True)
     for s in loops:
         task = " ".join(s.task.split())
         table.add_row(

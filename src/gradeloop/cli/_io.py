@@ -49,5 +49,12 @@ def print_json(data: Any) -> None:
 
 
 def console(stderr: bool = False) -> Console:
-    """A console that prints plain text when not on a terminal."""
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    """A console that prints plain text when not on a terminal.
+
+    Piped output gets 120 columns rather than rich's 80, so tables stay one row
+    per line in logs and CI output.
+    """
+    out = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not out.is_terminal:
+        out.width = 120
+    return out
