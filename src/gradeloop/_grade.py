@@ -222,7 +222,7 @@ def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
                                    (f"the judge gave no score for {c.key!r}",), fb)
         score = min(10.0, max(1.0, float(raw)))  # bounds are not enforced on the wire
         met = score >= c.pass_threshold  # decided here, never by the judge's boolean
-        issues = () if met else (f"{c.key} scored {score:g}, needs {c.pass_threshold:g}",)
+        issues = () if met else (f"scored {score:g}, needs {c.pass_threshold:g}",)
         return CriterionResult(c.key, c.weight, score, met, "judge", "judge", issues, fb)
     claim = v.criteria_met.get(c.key)
     if claim is None:
