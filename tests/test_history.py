@@ -18,6 +18,7 @@ import pytest
 from gradeloop import _history_sql
 from gradeloop._history import HistoryStore, LoopSummary, get_optimization_history
 from gradeloop._history_scrub import REDACTED, looks_secret, scrub_text
+from gradeloop._history_sql import retry_locked
 from gradeloop._history_stats import QUALITY_BASIS
 from gradeloop._paths import default_history_path
 from gradeloop.errors import HistoryError, LoopNotFoundError
@@ -338,6 +339,36 @@ def test_a_store_refuses_use_from_a_forked_child(
     monkeypatch.setattr(os, "getpid", lambda: -12345)
     with pytest.raises(HistoryError, match="child process"):
         store.add_iteration("x", make_record(1, 5.0))
+
+
+def _flaky(failures: int, message: str, calls: list[int]) -> Any:
+    def action() -> str:
+        calls.append(1)
+        if len(calls) <= failures:
+            raise sqlite3.OperationalError(message)
+        return "ok"
+
+    return action
+
+
+def test_opening_retries_a_transient_lock() -> None:
+    calls: list[int] = []
+    assert retry_locked(_flaky(2, "database is locked", calls), timeout=30) == "ok"
+    assert len(calls) == 3
+
+
+def test_opening_does_not_retry_other_errors() -> None:
+    calls: list[int] = []
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        retry_locked(_flaky(2, "no such table: x", calls), timeout=30)
+    assert len(calls) == 1
+
+
+def test_opening_gives_up_on_a_lock_at_the_deadline() -> None:
+    calls: list[int] = []
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        retry_locked(_flaky(10**9, "database is locked", calls), timeout=0)
+    assert len(calls) == 1
 
 
 # -- migrations and bad files ------------------------------------------------------------

@@ -13,11 +13,23 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from .errors import HistoryError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "connect", "migrate", "schema_version"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "connect",
+    "migrate",
+    "retry_locked",
+    "schema_version",
+]
+
+T = TypeVar("T")
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: loops and their iterations.
@@ -80,13 +92,7 @@ def connect(path: Path | str, timeout: float) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise HistoryError(f"cannot open the history database {path}: {exc}") from exc
     try:
-        if not memory:
-            # The busy timeout covers the exclusive lock this switch needs on a new file.
-            _enable_wal(conn)
-        # Losing the last commit on power loss is acceptable; a killed process loses none.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        migrate(conn, path)
+        retry_locked(lambda: _prepare(conn, path, wal=not memory), timeout)
     except sqlite3.OperationalError as exc:
         conn.close()
         raise HistoryError(f"cannot open the history database {path}: {exc}") from exc
@@ -100,6 +106,35 @@ def connect(path: Path | str, timeout: float) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: Path | str, *, wal: bool) -> None:
+    if wal:
+        _enable_wal(conn)
+    # Losing the last commit on power loss is acceptable; a killed process loses none.
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, path)
+
+
+def retry_locked(action: Callable[[], T], timeout: float) -> T:
+    """Run ``action``, retrying while SQLite says the database is locked or busy.
+
+    Switching a new file to WAL while other processes open it too can fail with
+    "database is locked" at once, without SQLite's busy timeout being consulted
+    (seen with four processes opening one new file together). Everything retried
+    here is idempotent: WAL is a persistent setting, migrations are transactional.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            message = str(exc).lower()
+            transient = "locked" in message or "busy" in message
+            if not transient or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
