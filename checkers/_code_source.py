@@ -104,7 +104,8 @@ def parenthesized_with(node: ast.With | ast.AsyncWith, text: BlockText) -> bool:
         return False
     end = _end(first.context_expr)
     if first.optional_vars is not None:
-        depth += _depth(text.between(end, _start(first.optional_vars)))
+        gap = _COMMENT.sub("", text.between(end, _start(first.optional_vars)))
+        depth += _depth(gap.split("as", 1)[0])  # parentheses after 'as' belong to the target
         if depth > 0:
             return True
         end = _end(first.optional_vars)

@@ -53,9 +53,10 @@ from pydantic import AfterValidator
 
 from gradeloop import CheckResult
 
+from . import _code_scan
 from ._code_fences import Fence, fences
 from ._code_rules import import_problem
-from ._code_scan import Scan, needs_expressions
+from ._code_scan import Scan
 from ._code_source import BlockText
 from ._stdlib import RUNNING_MINOR, SUPPORTED, parse_version
 
@@ -128,7 +129,8 @@ def _check(
     issues: list[str] = []
     # One look at all the code decides, for most drafts, that no block needs its
     # expressions walked; otherwise each block decides for itself.
-    deep = None if needs_expressions("".join(b.source for b in blocks), minor) else False
+    code = "".join(b.source for b in blocks)
+    deep = None if _code_scan.needs_expressions(code, minor) else False
     for number, block in enumerate(blocks, start=1):
         issues.extend(check_block(number, block, minor, allowed, deep=deep))
     if len(issues) > MAX_ISSUES:
