@@ -194,6 +194,13 @@ def test_imports_inside_a_guard_still_count_in_its_except_branch() -> None:
     assert len(run(code, "3.9").issues) == 1
 
 
+def test_a_version_test_that_depends_on_the_micro_version_walks_both_branches() -> None:
+    code = ("import sys\nif sys.version_info < (3, 9, 2):\n    import requests\nelse:\n"
+            "    import json")
+    failing(code, "3.9", "'requests'")
+    passing(code, "3.10")
+
+
 def test_union_chain_is_one_issue() -> None:
     assert len(run("def f(x: int | str | None) -> None: ...", "3.9").issues) == 1
 
@@ -280,6 +287,7 @@ def test_every_python_fence_is_checked(fence: str) -> None:
     "```\nimport requests\n```\n",
     "```pycon\n>>> import requests\n```\n",
     "Inline ```python import requests``` is not a fence.\n",
+    "```python import requests``` at the start of a line is inline code too.\n\nimport x\n",
     "    import requests\n",
 ])
 def test_other_blocks_are_not_python(text: str) -> None:
@@ -301,6 +309,8 @@ def test_fences_in_list_items_quotes_and_long_fences() -> None:
     assert not code_runs(on_marker).passed
     quoted = "> ```python\n> import requests\n> ```\n\nimport requests is prose here.\n"
     assert "line 2 imports" in code_runs(quoted).issues[0]
+    unclosed_quote = "> ```python\n> import json\n\nimport requests\n"
+    assert code_runs(unclosed_quote).passed  # the quote ended, and the block with it
     long = "````python\nx = '''\n```\n'''\nimport requests\n````\n"
     assert "line 5 imports" in code_runs(long).issues[0]
 
@@ -477,6 +487,28 @@ def test_fast_path_agrees_with_the_full_walk_on_random_code(code: str, python: s
     with full_walk_forced():
         slow = code_runs(text, python=python)  # type: ignore[arg-type]
     assert fast == slow
+
+
+@pytest.mark.parametrize(("code", "fragment"), [
+    ("import os\x00", "NUL character"),
+    ("x = '\ud800'", "lone surrogate"),
+    ("x = " + "-" * 100_000 + "1", "nested too deeply"),
+    ("def f(:\n    pass", "line 4 does not parse as Python 3.9"),
+])
+def test_unparsable_blocks_say_why(code: str, fragment: str) -> None:
+    failing(code, "3.9", fragment)
+
+
+def test_parser_warnings_do_not_fail_a_block_that_runs() -> None:
+    # pytest turns warnings into errors here, as `python -W error` would: an
+    # invalid escape still runs, so it must not read as a syntax error.
+    passing('pattern = "\\d+"', "3.9")
+
+
+def test_issues_are_capped_with_a_count_of_the_rest() -> None:
+    issues = code_runs("```python\nimport requests\n```\n" * 200).issues
+    assert len(issues) == 20
+    assert issues[-1] == "... and 181 more problems like these"
 
 
 def test_the_safety_net_turns_an_internal_error_into_a_failed_result(
