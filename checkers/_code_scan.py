@@ -34,7 +34,7 @@ from typing import Any
 
 from . import _code_rules as rules
 from ._code_rules import Import
-from ._code_source import BlockText, fstring_problem, parenthesized_with
+from ._code_source import BlockText, fstring_problem, may_need_pep701, parenthesized_with
 from ._stdlib import RUNNING_MINOR, name_table
 
 FUNC, ASYNC, LOCAL, ANNOTATION, LAZY, GUARDED, FSTRING = 1, 2, 4, 8, 16, 32, 64
@@ -443,7 +443,7 @@ def needs_expressions(source: str, target: int) -> bool:
     name...). Most code has none of it, and then its statements are all a walk
     needs to visit. ``source`` may hold several blocks: False holds for each.
     """
-    if target < 9 or (RUNNING_MINOR >= 12 and target < 12 and "{" in source):
+    if target < 9 or (RUNNING_MINOR >= 12 and target < 12 and may_need_pep701(source)):
         return True
     if any(word in source for word in _TRIGGER_WORDS):
         return True

@@ -130,6 +130,67 @@ def _could_need_pep701(segment: str) -> bool:
     return segment.count('"') + segment.count("'") > 2
 
 
+# The two characters that end an f-string prefix and open its quote (``f"``, ``fr'``).
+_PREFIX_ENDS = tuple(c + q for c in "fFrR" for q in "'\"")
+
+
+def _fstring_quotes(source: str) -> list[int]:
+    """Where the quote of each f-string in ``source`` is (a few extra are harmless)."""
+    found = []
+    for pair in _PREFIX_ENDS:
+        at = source.find(pair)
+        while at != -1:
+            start = at
+            while start > 0 and source[start - 1] in "rRfF" and at - start < 1:
+                start -= 1
+            prefix = source[start : at + 1].lower()
+            before = source[start - 1 : start]
+            if "f" in prefix and not (before.isalnum() or before in ("_", "'", '"')):
+                found.append(at + 1)
+            at = source.find(pair, at + 1)
+    return found
+
+
+def may_need_pep701(source: str) -> bool:
+    """Whether any f-string in ``source`` could use what Python 3.12 newly allowed.
+
+    Triple-quoted f-strings always could. A one-line f-string could only if,
+    inside a replacement field, its own quote, a backslash or a ``#`` appears,
+    or the line ends; anything else reads the same to the old tokenizer. The
+    f-strings are found with ``str.find`` (a regular expression is slower here).
+    """
+    for at in _fstring_quotes(source):
+        quote = source[at]
+        if source[at : at + 3] == quote * 3:
+            return True
+        if _field_breaks_old_string(source, at + 1, quote):
+            return True
+    return False
+
+
+def _field_breaks_old_string(source: str, i: int, quote: str) -> bool:
+    depth, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == "\n":
+            return depth > 0
+        if depth == 0 and c in "{}" and source[i + 1 : i + 2] == c:
+            i += 2  # '{{' and '}}' are literal braces
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(0, depth - 1)
+        elif depth and (c == quote or c in "\\#"):
+            return True
+        elif c == quote:
+            return False
+        elif c == "\\":
+            i += 1  # an escape in the literal part
+        i += 1
+    return depth > 0
+
+
 def fstring_problem(segment: str) -> str | None:
     """What in this f-string's source needs Python 3.12 (PEP 701), or None.
 

@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 
 import gradeloop_checkers._code_scan as scan_module
 from gradeloop import CheckResult, Rubric, RubricError, get_checker, grade
-from gradeloop_checkers._code_source import BlockText, fstring_problem, parenthesized_with
+from gradeloop_checkers._code_source import (
+    BlockText,
+    fstring_problem,
+    may_need_pep701,
+    parenthesized_with,
+)
 from gradeloop_checkers._stdlib import SUPPORTED, is_private, module_table, modules_of
 from gradeloop_checkers.code_runs import CHECKERS, code_runs
 
@@ -266,6 +271,21 @@ def test_fstring_problems_are_seen_where_the_tokenizer_shows_them(
         assert found is None
     else:
         assert found is not None and problem in found
+
+
+PEP701_CASES = [
+    ('f"{"a"}"', True), ("f\"{'\\n'.join(x)}\"", True), ("f" + "'" * 3 + "{x}" + "'" * 3, True),
+    ("f'{\n x\n}'", True), ("f'{x # c}'", True), ("f'{'#'}'", True), ("Rf'{'a'}'", True),
+    ("f\"{a['k']}\"", False), ("f'{x}' f\"{y}\"", False), ("f'{x!r:>{w}}'", False),
+    ('f"{x}"  # a comment', False), ("f'{{x}}'", False), ("elf'{x}'", False),
+    ("rf'{x}\\d'", False), ('f"a\\"b{x}"', False), ('x = "if"', False),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), PEP701_CASES)
+def test_fast_path_spots_fstrings_that_may_need_312(source: str, expected: bool) -> None:
+    assert may_need_pep701(source) is expected
+    assert scan_module.needs_expressions(source, 11) is (expected and RUNNING >= 12)
 
 
 # -- fences ---------------------------------------------------------------------------------
