@@ -17,9 +17,9 @@ from typing import NoReturn
 from .. import __version__
 from .._registry import reset_default_registry
 from ..errors import GradeloopError
-from . import _checkers, _grade, _history, _optimize
+from . import _checkers, _grade, _history, _mcp, _optimize
 
-COMMANDS = (_grade, _optimize, _history, _checkers)
+COMMANDS = (_grade, _optimize, _history, _checkers, _mcp)
 
 
 class _Parser(argparse.ArgumentParser):

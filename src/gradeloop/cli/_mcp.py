@@ -1,0 +1,64 @@
+"""``gradeloop mcp``: serve the four tools to an MCP client over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import InputError
+from ._models import add_model_options
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "mcp",
+        help="run an MCP server (stdio) with the four optimization tools",
+        description="Serve generate_initial_output, evaluate_output, optimize_output and "
+        "get_optimization_history to an MCP client over stdin/stdout. Configured by the "
+        "environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, GRADELOOP_MODEL, "
+        "GRADELOOP_JUDGE_MODEL, GRADELOOP_HOME); with no model configured, evaluations "
+        "whose criteria are all code-filled still work. Needs: pip install 'gradeloop[mcp]'.",
+    )
+    p.add_argument(
+        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
+    )
+    p.add_argument(
+        "--max-iterations",
+        type=int,
+        default=3,
+        metavar="N",
+        help="outputs per loop before revisions are refused (default 3; 0: no cap)",
+    )
+    p.add_argument(
+        "--stagnation-rounds",
+        type=int,
+        default=2,
+        metavar="N",
+        help="end a loop whose judged scores do not improve over N iterations "
+        "(default 2; 0 turns it off)",
+    )
+    add_model_options(p, generator=True)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..mcp_server import require_mcp, serve
+
+    require_mcp()  # before anything else, so a missing extra is the one error shown
+    if args.max_iterations < 0:
+        raise InputError(f"--max-iterations must be 0 (no cap) or more, not {args.max_iterations}")
+    if args.stagnation_rounds < 0:
+        raise InputError(f"--stagnation-rounds must be 0 or more, not {args.stagnation_rounds}")
+    # stdout carries the protocol: anything for a person goes to stderr.
+    print("gradeloop: MCP server on stdio; waiting for a client", file=sys.stderr)
+    serve(
+        base_url=args.base_url,
+        model=args.model,
+        judge_model=args.judge_model,
+        structured=args.structured,
+        db=args.db,
+        max_iterations=args.max_iterations or None,
+        stagnation_rounds=args.stagnation_rounds,
+    )
+    return 0
