@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterable
+import operator
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._stdlib import (
@@ -27,6 +28,11 @@ FUTURE_FEATURES = frozenset(
     {"nested_scopes", "generators", "division", "absolute_import", "with_statement",
      "print_function", "unicode_literals", "barry_as_FLUFL", "generator_stop", "annotations"}
 )
+_VERSION_INFO = ("sys.version_info", "version_info")
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
 _TYPING_NAMES = {"list": "List", "dict": "Dict", "set": "Set", "frozenset": "FrozenSet",
                  "tuple": "Tuple", "type": "Type"}
 _BUILTIN_TYPES = frozenset(
@@ -125,6 +131,40 @@ def catches(kind: ast.expr | None, names: frozenset[str]) -> bool:
         return any(catches(e, names) for e in kind.elts)
     name = dotted(kind)
     return name is not None and name.rsplit(".", 1)[-1] in names
+
+
+def static_test(test: ast.expr, target: int) -> bool | None:
+    """The value of ``TYPE_CHECKING`` or a ``sys.version_info`` test on the target."""
+    name = dotted(test)
+    if name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING":
+        return False
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Slice):
+        left = left.value
+    compare = _COMPARE.get(type(test.ops[0]))
+    want = int_tuple(right)
+    if dotted(left) not in _VERSION_INFO or compare is None or want is None:
+        return None
+    have = (3, target)
+    if len(want) > 2 and want[:2] == have:
+        return None  # the answer depends on the micro version
+    return compare(have, want[:2])
+
+
+def annotations_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """Every parameter and return annotation of ``node``."""
+    args = node.args
+    found = [a.annotation for a in args.args if a.annotation is not None]
+    for extra in (args.posonlyargs, args.kwonlyargs):
+        found.extend(a.annotation for a in extra if a.annotation is not None)
+    for star in (args.vararg, args.kwarg):
+        if star is not None and star.annotation is not None:
+            found.append(star.annotation)
+    if node.returns is not None:
+        found.append(node.returns)
+    return found
 
 
 def is_plain_decorator(node: ast.expr) -> bool:

@@ -16,25 +16,24 @@ adds what it misses (checked against real CPython 3.8-3.13 parsers):
   outside a function, ``await`` outside an async function, misplaced or unknown
   ``__future__`` imports.
 
-The walk is iterative (a stack, no recursion), visits every node once and does
-not follow the branches a target never runs: ``if TYPE_CHECKING:`` bodies and
-``sys.version_info`` tests it can decide. Imports inside ``try`` blocks that
-catch ``ImportError`` (or ``AttributeError``, ``Exception``, a bare ``except``)
-are optional and not reported; their ``except`` branch is.
+The walk is iterative (no recursion), visits each node at most once, and only
+statements when :mod:`._code_prefilter` finds no sign of an expression rule. It
+skips what the target never runs (``if TYPE_CHECKING:`` bodies, decidable
+``sys.version_info`` tests); imports in a ``try`` that catches ``ImportError``
+are optional, their ``except`` branch is not.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import operator
-import re
 from collections.abc import Callable
 from typing import Any
 
 from . import _code_rules as rules
+from ._code_prefilter import needs_expressions as needs_expressions
 from ._code_rules import Import
-from ._code_source import BlockText, fstring_problem, may_need_pep701, parenthesized_with
+from ._code_source import BlockText, fstring_problem, parenthesized_with
 from ._stdlib import RUNNING_MINOR, name_table
 
 FUNC, ASYNC, LOCAL, ANNOTATION, LAZY, GUARDED, FSTRING = 1, 2, 4, 8, 16, 32, 64
@@ -50,23 +49,11 @@ _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.MatchSingleton: ()
 _GUARDS = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 )
-_VERSION_INFO = ("sys.version_info", "version_info")
 _STATIC_TESTS = (ast.Name, ast.Attribute, ast.Compare)
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _BODIES_OF: dict[type, tuple[str, ...]] = {}
-# Text without which the await/yield, dynamic-import, builtin and keyword rules
-# cannot fire (the builtin names and keywords come from the name table).
-_TRIGGER_WORDS = ("await", "yield", "import_module", "__import__", *name_table().builtins,
-                  *{n[n.index("(") + 1 : -1] for _, n in name_table().spans if "(" in n})
-
-# Every name written after a dot: the only way to reach a module attribute.
-_AFTER_DOT = re.compile(r"\.[\s\\]*([A-Za-z_][A-Za-z0-9_]*)")
 _KEYWORD = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
 
-_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
-}
 
 
 def _fields(kind: type) -> tuple[str, ...]:
@@ -231,7 +218,8 @@ class Scan:
             rules.needs(self, vararg, 11, "a starred annotation (*args: *Ts)")
         if self._deep:
             self._push_expressions(args.defaults + args.kw_defaults, outer)
-            self._push_expressions(_annotations(node), outer | (LAZY if self.lazy else ANNOTATION))
+            kind = LAZY if self.lazy else ANNOTATION
+            self._push_expressions(rules.annotations_of(node), outer | kind)
         inner = FUNC | LOCAL | (ASYNC if type(node) is ast.AsyncFunctionDef else 0)
         self._push(node.body, inner)
         return True
@@ -274,30 +262,11 @@ class Scan:
         test = node.test
         if type(test) not in _STATIC_TESTS:
             return False
-        live = self._static(test)
+        live = rules.static_test(test, self.target)
         if live is None:
             return False
         self._push(node.body if live else node.orelse, flags)
         return True
-
-    def _static(self, test: ast.expr) -> bool | None:
-        """The value of ``TYPE_CHECKING`` or a ``sys.version_info`` test on the target."""
-        name = rules.dotted(test)
-        if name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING":
-            return False
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-            return None
-        left, right = test.left, test.comparators[0]
-        if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Slice):
-            left = left.value
-        compare = _COMPARE.get(type(test.ops[0]))
-        want = rules.int_tuple(right)
-        if rules.dotted(left) not in _VERSION_INFO or compare is None or want is None:
-            return None
-        have = (3, self.target)
-        if len(want) > 2 and want[:2] == have:
-            return None  # the answer depends on the micro version
-        return compare(have, want[:2])
 
     def _outside(self, node: ast.AST, flags: int) -> bool:
         if not flags & FUNC:
@@ -408,8 +377,7 @@ _HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
     ast.AsyncWith: Scan._with,
     ast.JoinedStr: Scan._fstring,
 }
-if hasattr(ast, "TryStar"):
-    _HANDLERS[ast.TryStar] = Scan._try
+_HANDLERS[ast.TryStar] = Scan._try  # 3.11+, the project's floor
 
 # Node types whose rules apply only below some target version (or only where the
 # running tokenizer can see inside f-strings): left out of the walk above it.
@@ -433,55 +401,3 @@ def handlers_for(target: int, fstrings: bool) -> dict[type, Callable[[Scan, Any,
 def statement_handlers_for(target: int) -> dict[type, Callable[[Scan, Any, int], bool]]:
     """The statement handlers of :func:`handlers_for`, for a statements-only walk."""
     return {k: h for k, h in handlers_for(target, False).items() if issubclass(k, ast.stmt)}
-
-
-def needs_expressions(source: str, target: int) -> bool:
-    """Whether any expression rule could fire, for target ``3.<target>``, on ``source``.
-
-    Every expression rule needs some text to be present (``await``, ``|``, a
-    ``*`` after ``[`` or ``,``, a tracked attribute after a dot and its module's
-    name...). Most code has none of it, and then its statements are all a walk
-    needs to visit. ``source`` may hold several blocks: False holds for each.
-    """
-    if target < 9 or (RUNNING_MINOR >= 12 and target < 12 and may_need_pep701(source)):
-        return True
-    if any(word in source for word in _TRIGGER_WORDS):
-        return True
-    if target < 10 and ("|" in source or ":=" in source):
-        return True
-    if target < 11 and _star_item(source):
-        return True
-    table = name_table()
-    return any(  # 'socket.timeout' is no hint of asyncio.timeout unless asyncio appears
-        top in source
-        for attr in table.attrs.intersection(_AFTER_DOT.findall(source))
-        for top in table.homes[attr]
-    )
-
-
-def _star_item(source: str) -> bool:
-    """A single ``*`` right after ``[`` or ``,``: the only way to write ``a[*b]``."""
-    i = source.find("*")
-    while i != -1:
-        if source[i + 1 : i + 2] != "*" and source[i - 1 : i] != "*":
-            j = i - 1
-            while j >= 0 and source[j] in " \t\n\\":
-                j -= 1
-            if j >= 0 and source[j] in "[,":
-                return True
-        i = source.find("*", i + 1)
-    return False
-
-
-def _annotations(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
-    """Every parameter and return annotation of ``node``."""
-    args = node.args
-    found = [a.annotation for a in args.args if a.annotation is not None]
-    for extra in (args.posonlyargs, args.kwonlyargs):
-        found.extend(a.annotation for a in extra if a.annotation is not None)
-    for star in (args.vararg, args.kwarg):
-        if star is not None and star.annotation is not None:
-            found.append(star.annotation)
-    if node.returns is not None:
-        found.append(node.returns)
-    return found

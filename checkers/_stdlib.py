@@ -138,7 +138,6 @@ _ALTERNATIVES: dict[str, tuple[str, int]] = {
     "pathlib2": ("pathlib", 8),
     "importlib_metadata": ("importlib.metadata", 8),
     "importlib_resources": ("importlib.resources", 9),
-    "typing_extensions": ("typing", 8),
     "regex": ("re", 8),
 }
 

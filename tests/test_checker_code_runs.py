@@ -148,6 +148,8 @@ RULES = [
      "async def f():\n    g = await h()", "3.9", "'await' outside an async function"),
     ("try_guard", "try:\n    import ujson as json\nexcept ValueError:\n    import json", "3.9",
      "try:\n    import ujson as json\nexcept ImportError:\n    import json", "3.9", "'ujson'"),
+    ("try_star_guard", "try:\n    import ujson\nexcept* ValueError:\n    pass", "3.11",
+     "try:\n    import ujson\nexcept* ImportError:\n    pass", "3.11", "'ujson'"),
     ("type_checking", "DEBUG = False\nif DEBUG:\n    import numpy", "3.9",
      "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import numpy", "3.9",
      "'numpy'"),
