@@ -14,6 +14,8 @@ from .._rubric import Rubric
 from ..errors import ConfigError, InputError
 from ._io import console, print_json, read_task
 from ._models import add_model_options, build_generator, build_judge, model_configured
+from ._optimize_graph import add_graph_options, uses_graph
+from ._optimize_graph import run as run_graph
 
 
 def add_parser(sub: Any) -> None:
@@ -24,15 +26,16 @@ def add_parser(sub: Any) -> None:
         "draft to --out or stdout. Exit 0 when the returned draft passed, 1 when not, "
         "2 for bad input or no model.",
     )
-    p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
+    p.add_argument("--rubric", metavar="FILE",
+                   help="rubric file (TOML or JSON); required unless --resume")
     p.add_argument("--task", metavar="TEXT", help="the task")
     p.add_argument("--task-file", metavar="FILE", help="read the task from a file")
-    p.add_argument("--max-rounds", type=int, default=3, metavar="N",
+    p.add_argument("--max-rounds", type=int, metavar="N",
                    help="round cap: at most N judged drafts (default 3)")
-    p.add_argument("--stagnation-rounds", type=int, default=2, metavar="N",
+    p.add_argument("--stagnation-rounds", type=int, metavar="N",
                    help="stop when N judged rounds in a row do not beat the best score "
                    "(0 turns it off; default 2)")
-    p.add_argument("--return", dest="return_policy", choices=["best", "last"], default="best",
+    p.add_argument("--return", dest="return_policy", choices=["best", "last"],
                    help="which judged draft to return when none passes (default best)")
     p.add_argument("--single-shot", action="store_true",
                    help="one draft, graded: what you would ship without the loop")
@@ -45,11 +48,21 @@ def add_parser(sub: Any) -> None:
                    help="print the loop's history JSON (seed 003 shape) on stdout")
     p.add_argument("--no-history", action="store_true",
                    help="do not record this loop in the history database")
+    add_graph_options(p)
     add_model_options(p, generator=True)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if uses_graph(args):
+        return run_graph(args)
+    # Defaults are resolved here, not in argparse, so that the graph engine can tell
+    # a flag it does not support from one left at its default.
+    args.max_rounds = 3 if args.max_rounds is None else args.max_rounds
+    args.stagnation_rounds = 2 if args.stagnation_rounds is None else args.stagnation_rounds
+    args.return_policy = args.return_policy or "best"
+    if args.rubric is None:
+        raise InputError("give --rubric FILE (or --resume THREAD to continue a graph run)")
     rubric = Rubric.load(args.rubric)
     task = read_task(args.task, args.task_file)
     if not task:
