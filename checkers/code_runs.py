@@ -193,11 +193,12 @@ def _parse_message(exc: BaseException, block: Fence, minor: int) -> str:
     lineno = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
     at = f"line {block.line + lineno} " if isinstance(lineno, int) and lineno > 0 else ""
     reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    invalid_text = "null" in reason or isinstance(exc, UnicodeError)  # invalid in any version
     if "null" in reason:
         reason = "it contains a NUL character"
     elif isinstance(exc, UnicodeError):
         reason = "it contains a lone surrogate, which is not valid Unicode text"
-    if minor > RUNNING_MINOR:
+    if minor > RUNNING_MINOR and not invalid_text:
         return (f"{at}does not parse on Python 3.{RUNNING_MINOR}, which runs this check, and "
                 f"may use syntax new in the target Python 3.{minor} ({reason}); the block "
                 f"could not be checked: run the check on Python 3.{minor} or newer, or "

@@ -521,6 +521,11 @@ def test_unparsable_blocks_say_why(code: str, fragment: str) -> None:
     failing(code, "3.9", fragment)
 
 
+def test_text_no_python_accepts_is_not_blamed_on_a_newer_target() -> None:
+    issue = failing("import os\x00", "3.14", "NUL character")
+    assert "could not be checked" not in issue
+
+
 def test_parser_warnings_do_not_fail_a_block_that_runs() -> None:
     # pytest turns warnings into errors here, as `python -W error` would: an
     # invalid escape still runs, so it must not read as a syntax error.
