@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import ValidationError
@@ -12,6 +12,15 @@ from pydantic import ValidationError
 from ._checks import run_checker
 from ._registry import Registry, default_registry
 from ._rubric import Criterion, Rubric
+from ._shadow import (
+    ShadowResult,
+    ShadowSide,
+    ShadowStatus,
+    judge_copy,
+    judge_request,
+    run_shadow_checker,
+    split_verdict,
+)
 from ._verdict import Verdict, accepted
 from .errors import GradeloopError, JudgeError, JudgeRequiredError
 
@@ -67,7 +76,8 @@ class Evaluation:
 
     ``verdict`` holds every rubric key in ``criteria_met``; ``accepted`` is
     :func:`gradeloop.accepted` over it; ``overall_score`` is the weighted mean of
-    the per-criterion scores, on 0-10.
+    the per-criterion scores, on 0-10. ``shadows`` holds what each shadowed key's
+    shadow source said (recorded only: it never changes the verdict).
     """
 
     verdict: Verdict
@@ -77,6 +87,12 @@ class Evaluation:
     output_id: str = ""
     improvement_from_previous: float | None = None
     judge_called: bool = False
+    shadows: tuple[ShadowResult, ...] = ()
+
+    @property
+    def disagreements(self) -> tuple[ShadowResult, ...]:
+        """The shadowed keys whose shadow reached the other answer."""
+        return tuple(s for s in self.shadows if s.agree is False)
 
     @property
     def failed_keys(self) -> tuple[str, ...]:
@@ -99,8 +115,9 @@ class Evaluation:
     def with_ids(
         self, output_id: str, improvement_from_previous: float | None = None
     ) -> Evaluation:
+        shadows = tuple(replace(s, output_id=output_id) for s in self.shadows)
         return replace(self, output_id=output_id,
-                       improvement_from_previous=improvement_from_previous)
+                       improvement_from_previous=improvement_from_previous, shadows=shadows)
 
     def to_json(self) -> dict[str, Any]:
         """Seed 003's evaluation JSON, as a JSON-ready dict."""
@@ -112,6 +129,8 @@ class Evaluation:
         }
         if self.improvement_from_previous is not None:
             out["improvement_from_previous"] = _round(self.improvement_from_previous)
+        if self.shadows:
+            out["shadows"] = [s.to_json() for s in self.shadows]
         return out
 
 
@@ -134,6 +153,10 @@ def grade(
     remaining keys only, and only if there are any. ``skip_judge=True`` grades the
     code keys alone and marks the judge keys *not checked* (never met).
 
+    Shadowed keys (``shadow = ...`` in the rubric) also run their shadow source;
+    what it said is in ``Evaluation.shadows`` and never changes the verdict. A
+    code key shadowed by the judge joins the same single judge request.
+
     Raises :class:`~gradeloop.errors.JudgeRequiredError` when judge keys exist and
     no judge was given, and :class:`~gradeloop.errors.JudgeError` when the judge
     fails; a judge failure is never turned into a pass.
@@ -150,19 +173,91 @@ def grade(
         assert c.checker is not None
         results[c.key] = _from_check(c, reg, draft)
 
-    verdict: Verdict | None = None
-    if judge_criteria and not skip_judge:
+    asked = judge_request(rubric) if judge is not None and not skip_judge else ()
+    answer = _JudgeAnswer()
+    if asked:
         assert judge is not None
-        verdict = call_judge(judge, task, draft, judge_criteria)
-        for c in judge_criteria:
-            results[c.key] = _from_judge(c, verdict)
+        answer = _ask_judge(judge, task, draft, asked, rubric)
+        if answer.own is not None:
+            for c in judge_criteria:
+                results[c.key] = _from_judge(c, answer.own)
     elif judge_criteria:
         for c in judge_criteria:
             results[c.key] = CriterionResult(
                 key=c.key, weight=c.weight, score=0.0, passed=False, source="judge",
                 filled_by="judge", issues=("not checked: filled by the judge",), checked=False,
             )
-    return merge(rubric, results, verdict)
+    evaluation = merge(rubric, results, answer.own if judge_criteria else None)
+    shadows = _shadow_results(rubric, reg, draft, results, answer, ran_judge=bool(asked))
+    return replace(evaluation, shadows=shadows,
+                   judge_called=evaluation.judge_called or bool(asked))
+
+
+@dataclass(frozen=True)
+class _JudgeAnswer:
+    """The judge's whole verdict, its verdict on its own keys, and shadow-key issues."""
+
+    full: Verdict | None = None
+    own: Verdict | None = None
+    shadow_issues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _ask_judge(judge: Judge, task: str, draft: str, asked: Sequence[Criterion],
+               rubric: Rubric) -> _JudgeAnswer:
+    """One judge call for its own keys and its shadow keys together."""
+    try:
+        full = call_judge(judge, task, draft, asked)
+    except JudgeError as exc:
+        if rubric.judge_criteria:
+            raise  # the judge decides keys: its failure is the grade's failure
+        return _JudgeAnswer(error=f"{exc.reason}: {exc}")  # only shadows were lost
+    own, shadow_issues = split_verdict(full, rubric.judge_keys, rubric.judge_shadow_keys)
+    return _JudgeAnswer(full, own, shadow_issues)
+
+
+def _shadow_results(rubric: Rubric, reg: Registry, draft: str,
+                    results: Mapping[str, CriterionResult], answer: _JudgeAnswer,
+                    *, ran_judge: bool) -> tuple[ShadowResult, ...]:
+    out = []
+    for c in rubric.shadowed:
+        primary = results[c.key]
+        first = ShadowSide(primary.source, primary.filled_by,
+                           primary.passed if primary.checked else None, primary.score,
+                           primary.issues)
+        reasoning = answer.full.reasoning if answer.full is not None else None
+        if c.shadow_source == "judge":
+            side, error = _judge_side(c, answer, ran_judge)
+        else:
+            checked = run_shadow_checker(c, reg, draft)
+            side, error = (checked, None) if isinstance(checked, ShadowSide) else (None, checked)
+            if primary.source == "code":
+                reasoning = None  # the judge was not on either side of this key
+        if side is None:
+            status: ShadowStatus = "skipped" if not ran_judge and error is None else "failed"
+            side = ShadowSide("judge" if c.shadow_source == "judge" else "code",
+                              c.shadow or "", None)
+            error = error or "no judge was run (none given, or code-only grading)"
+        elif not primary.checked:
+            status, error = "skipped", "the primary source (the judge) was not run"
+        else:
+            status = "ok"
+        out.append(ShadowResult(c.key, c.scale, first, side, status, error, reasoning))
+    return tuple(out)
+
+
+def _judge_side(c: Criterion, answer: _JudgeAnswer,
+                ran_judge: bool) -> tuple[ShadowSide | None, str | None]:
+    if not ran_judge:
+        return None, None
+    if answer.full is None:
+        return None, answer.error
+    gave = answer.full.scores if c.scale == "score" else answer.full.criteria_met
+    if c.key not in gave:
+        return None, f"the judge gave no verdict on {c.key!r}"
+    r = _from_judge(judge_copy(c), answer.full)
+    issues = tuple(answer.shadow_issues.get(c.key, ())) + r.issues
+    return ShadowSide("judge", "judge", r.passed, r.score, issues), None
 
 
 def call_judge(

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ._history_agreement import AgreementRecords
 from ._history_scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 from ._history_sql import connect
 from ._history_stats import compute_stats, is_complete
@@ -57,8 +58,11 @@ class LoopSummary:
     status: str = "finished"
 
 
-class HistoryStore:
+class HistoryStore(AgreementRecords):
     """The SQLite history of optimisation loops.
+
+    It also keeps shadow outcomes and judge calibration runs (the methods of
+    :class:`~gradeloop._history_agreement.AgreementRecords`).
 
     ``path`` defaults to :func:`default_history_path` (under ``$GRADELOOP_HOME``);
     ``":memory:"`` gives a private in-memory store. ``timeout`` is how long, in

@@ -68,6 +68,56 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX iterations_by_output ON iterations (output_id)",
     ),
+    # 2: shadow outcomes (a key's primary and shadow answers on one draft) and judge
+    # calibration runs against human labels, with their per-key figures.
+    (
+        """
+        CREATE TABLE shadow_results (
+            id          INTEGER PRIMARY KEY,
+            recorded_at REAL NOT NULL,
+            origin      TEXT NOT NULL,
+            loop_id     TEXT REFERENCES loops (loop_id) ON DELETE CASCADE,
+            output_id   TEXT NOT NULL,
+            key         TEXT NOT NULL,
+            primary_by  TEXT NOT NULL,
+            shadow_by   TEXT NOT NULL,
+            status      TEXT NOT NULL,
+            agree       INTEGER,
+            record_json TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX shadow_results_by_key ON shadow_results (key, agree)",
+        "CREATE INDEX shadow_results_by_output ON shadow_results (output_id)",
+        """
+        CREATE TABLE calibration_runs (
+            run_id        TEXT PRIMARY KEY,
+            started_at    REAL NOT NULL,
+            rubric_name   TEXT NOT NULL,
+            rubric_json   TEXT NOT NULL,
+            labels_digest TEXT NOT NULL,
+            labels_path   TEXT,
+            judge_model   TEXT,
+            items         INTEGER NOT NULL,
+            report_json   TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX calibration_runs_by_rubric ON calibration_runs (rubric_name, started_at)",
+        """
+        CREATE TABLE calibration_keys (
+            run_id      TEXT NOT NULL REFERENCES calibration_runs (run_id) ON DELETE CASCADE,
+            key         TEXT NOT NULL,
+            role        TEXT NOT NULL,
+            rated_by    TEXT NOT NULL,
+            scale       TEXT NOT NULL,
+            labels      INTEGER NOT NULL,
+            agreement   REAL,
+            kappa       REAL,
+            mae         REAL,
+            correlation REAL,
+            PRIMARY KEY (run_id, key, role)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

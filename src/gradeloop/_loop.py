@@ -81,6 +81,15 @@ def _usage_since(model: object, start: int) -> Usage:
                Usage())
 
 
+def _record_shadows(store: HistorySink, loop_id: str, it: Iteration) -> None:
+    """Store the draft's shadow outcomes, if the store keeps them (a reused verdict's
+    outcomes were stored with the draft they came from)."""
+    add = getattr(store, "add_shadow_results", None)
+    if it.evaluation is None or not it.evaluation.shadows or it.reused_from or add is None:
+        return
+    add(it.output_id, it.evaluation.shadows, loop_id=loop_id, origin="loop")
+
+
 class _Run:
     """The state of one loop. Kept in one place so each step stays small."""
 
@@ -148,6 +157,7 @@ class _Run:
         """Commit the iteration now, so a loop killed later keeps it."""
         if self.store is not None:
             self.store.add_iteration(self.loop_id, it.to_record())
+            _record_shadows(self.store, self.loop_id, it)
         if self.on_iteration is not None:
             self.on_iteration(it)
 

@@ -34,6 +34,11 @@ class Criterion(BaseModel):
     ``checker`` names a registered checker; absent (or ``"judge"``) means the LLM
     judge fills the key. ``scale="score"`` asks for a 1-10 score, met when
     ``score >= threshold``; pass/fail criteria count 10 or 0 in the overall score.
+
+    ``shadow`` names a second source that is run and recorded but never decides
+    the key: ``"judge"`` for a code-filled key, or a checker name (with
+    ``shadow_options``) for any key. It is how a key is moved between the judge
+    and code with evidence: see ``docs/migrating-a-criterion.md``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +50,8 @@ class Criterion(BaseModel):
     scale: Scale = "pass_fail"
     weight: float = 1.0
     threshold: float | None = None
+    shadow: str | None = None
+    shadow_options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("key")
     @classmethod
@@ -81,11 +88,28 @@ class Criterion(BaseModel):
             raise ValueError(f"threshold must be between 1 and 10, not {v}")
         return v
 
+    @field_validator("shadow")
+    @classmethod
+    def _shadow_named(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError('name the shadow: "judge" or a registered checker')
+        return None if v is None else v.strip()
+
     @model_validator(mode="after")
     def _threshold_needs_score(self) -> Criterion:
         if self.threshold is not None and self.scale != "score":
             raise ValueError("'threshold' applies only to scale = \"score\"; remove it or "
                              "add scale = \"score\"")
+        return self
+
+    @model_validator(mode="after")
+    def _shadow_differs(self) -> Criterion:
+        if self.shadow == JUDGE and self.checker is None:
+            raise ValueError('the judge already fills this key, so shadow = "judge" would '
+                             "compare it with itself; shadow it with a checker instead")
+        if self.shadow_options and self.shadow in (None, JUDGE):
+            raise ValueError("'shadow_options' are for a shadow checker; name one with "
+                             "shadow = \"<checker>\" or remove them")
         return self
 
     @property
@@ -97,6 +121,13 @@ class Criterion(BaseModel):
     def filled_by(self) -> str:
         """The checker's name, or ``"judge"``."""
         return self.checker or JUDGE
+
+    @property
+    def shadow_source(self) -> Literal["code", "judge"] | None:
+        """Who fills the shadow: ``"judge"``, ``"code"`` (a checker), or None."""
+        if self.shadow is None:
+            return None
+        return "judge" if self.shadow == JUDGE else "code"
 
     @property
     def pass_threshold(self) -> float:
@@ -257,6 +288,16 @@ class Rubric(Sequence[Criterion]):
     def judge_keys(self) -> tuple[str, ...]:
         return tuple(c.key for c in self.judge_criteria)
 
+    @property
+    def shadowed(self) -> tuple[Criterion, ...]:
+        """The criteria that name a shadow source, in rubric order."""
+        return tuple(c for c in self._criteria if c.shadow is not None)
+
+    @property
+    def judge_shadow_keys(self) -> tuple[str, ...]:
+        """Code-filled keys the judge is asked about too, as their shadow."""
+        return tuple(c.key for c in self._criteria if c.shadow_source == "judge")
+
     def criteria_block(self) -> str:
         """Every criterion as a ``<criteria>`` block for a prompt."""
         lines = "\n".join(c.prompt_line() for c in self._criteria)
@@ -338,7 +379,9 @@ def _criterion(item: Any, index: int, path: str | Path | None, line: int | None)
 def _bind_checker(
     c: Criterion, registry: Registry, path: Path | None, line: int | None
 ) -> Criterion:
-    """Resolve the checker and validate its options now, not mid-run."""
+    """Resolve the checker (and a shadow checker); validate options now, not mid-run."""
+    if c.shadow_source == "code":
+        c = _bind_shadow(c, registry, path, line)
     if c.checker is None:
         if c.options:
             raise RubricError("'options' is only for criteria filled by a checker; "
@@ -353,4 +396,24 @@ def _bind_checker(
         options = info.validate_options(c.options)
     except ValueError as exc:
         raise RubricError(str(exc), path=path, key=c.key, line=line) from None
+    if c.shadow == c.checker and c.shadow_options == options:
+        raise RubricError("the shadow is the primary checker with the same options, so it "
+                          "always agrees; change shadow_options or remove the shadow",
+                          path=path, key=c.key, line=line)
     return c.model_copy(update={"options": options})
+
+
+def _bind_shadow(
+    c: Criterion, registry: Registry, path: Path | None, line: int | None
+) -> Criterion:
+    """A shadow checker is held to the same load-time checks as a primary one."""
+    assert c.shadow is not None
+    try:
+        info = registry.info(c.shadow)
+    except (UnknownCheckerError, CheckerConflictError) as exc:
+        raise RubricError(f"shadow: {exc}", path=path, key=c.key, line=line) from None
+    try:
+        options = info.validate_options(c.shadow_options)
+    except ValueError as exc:
+        raise RubricError(f"shadow_options: {exc}", path=path, key=c.key, line=line) from None
+    return c.model_copy(update={"shadow_options": options})

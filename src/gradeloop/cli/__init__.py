@@ -17,9 +17,9 @@ from typing import NoReturn
 from .. import __version__
 from .._registry import reset_default_registry
 from ..errors import GradeloopError
-from . import _checkers, _grade, _history, _mcp, _optimize
+from . import _calibrate, _checkers, _compare, _grade, _history, _mcp, _optimize
 
-COMMANDS = (_grade, _optimize, _history, _checkers, _mcp)
+COMMANDS = (_grade, _optimize, _history, _checkers, _mcp, _compare, _calibrate)
 
 
 class _Parser(argparse.ArgumentParser):

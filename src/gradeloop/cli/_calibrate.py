@@ -1,0 +1,194 @@
+"""``gradeloop calibrate``: how often does the judge (or a checker) agree with people?"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from .._calibrate import MIN_LABELS, CalibrationReport, KeyCalibration, calibrate, needs_judge
+from .._compare import rubric_label
+from .._history import HistoryStore
+from .._jsonl import digest, read_labels
+from .._rubric import Rubric
+from ._io import console, print_json, read_task
+from ._models import add_model_options, build_judge, require_model
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "calibrate",
+        help="agreement of the judge (and checkers) with human labels, run over run",
+        description="Run the rubric on drafts people labelled and report, per key: "
+        "agreement with the labels, Cohen's kappa (pass/fail keys) or mean absolute error "
+        f"and correlation (scored keys), the number of labels (warning below {MIN_LABELS}), "
+        "and the change since the previous run of the same rubric. Exit 0 when the report "
+        "was made, 2 for bad input.",
+    )
+    p.add_argument(
+        "labels",
+        metavar="LABELS",
+        help='a JSONL file of {"task", "draft", "labels": {key: true/false or '
+        'a 1-10 score}} objects ("id" optional)',
+    )
+    p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
+    p.add_argument(
+        "--name",
+        metavar="NAME",
+        help="group runs under this name (default: the rubric's name, else its "
+        "file name); deltas are against the previous run of the same name",
+    )
+    p.add_argument("--task", metavar="TEXT", help="task for lines that have none")
+    p.add_argument("--task-file", metavar="FILE", help="read that task from a file")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
+    )
+    p.add_argument(
+        "--no-history",
+        action="store_true",
+        help="neither store this run nor compare it with the previous one",
+    )
+    add_model_options(p, generator=False)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    rubric = Rubric.load(args.rubric)
+    default_task = None
+    if args.task is not None or args.task_file is not None:
+        default_task = read_task(args.task, args.task_file)
+    items = read_labels(args.labels, rubric, default_task=default_task)
+    judge = None
+    if needs_judge(rubric, items):
+        require_model(args, _judge_keys(rubric, items), code_only_hint=False)
+        judge = build_judge(args)
+    name = args.name or rubric_label(rubric)
+    store = None if args.no_history else HistoryStore(args.db)
+    try:
+        previous = store.latest_calibration(name) if store is not None else None
+        report = calibrate(items, rubric, judge=judge, name=name, previous=previous)
+        report.labels_path = str(Path(args.labels))
+        report.labels_digest = digest(args.labels)
+        if store is not None:
+            store.add_calibration(report.to_json())
+    finally:
+        if store is not None:
+            store.close()
+    if args.json:
+        print_json(report.to_json())
+    else:
+        render(report)
+    return 0
+
+
+def _judge_keys(rubric: Rubric, items: Any) -> list[str]:
+    labelled = {k for item in items for k in item.labels}
+    return [
+        c.key
+        for c in rubric
+        if c.key in labelled and (c.source == "judge" or c.shadow_source == "judge")
+    ]
+
+
+def render(report: CalibrationReport) -> None:
+    """The per-key table, the warnings, then what changed since the previous run."""
+    out = console()
+    judge = f", judge {report.judge_model}" if report.judge_model else ""
+    out.print(
+        f"calibration {report.run_id}: rubric {report.rubric_name}, {report.items} "
+        f"labelled drafts{judge}",
+        markup=False,
+    )
+    for output_id, error in report.judge_failures:
+        out.print(
+            f"  judge failed on {output_id}: {error} (the judge's labels on it go unrated)",
+            markup=False,
+        )
+    out.print()
+    out.print(_table(report))
+    notes = [
+        f"{k.key} ({k.rated_by}): {n}"
+        for k in report.keys
+        for n in (k.stats.kappa_note, k.scores.correlation_note if k.scores else None)
+        if n
+    ]
+    for note in dict.fromkeys(notes):
+        out.print(f"  note: {note}", markup=False)
+    for warning in report.warnings:
+        out.print(f"  warning: {warning}", markup=False)
+    _previous(report)
+
+
+def _table(report: CalibrationReport) -> Table:
+    has_previous = report.previous is not None
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    columns = ["key", "rated by", "labels", "agreement", "kappa", "MAE", "r"]
+    for column in columns + (["vs previous run"] if has_previous else []):
+        table.add_column(column)
+    for k in report.keys:
+        f = k.figures()
+        by = k.rated_by + (" (shadow)" if k.role == "shadow" else "")
+        row = [
+            k.key,
+            by,
+            str(k.rated),
+            _pct(f["agreement"]),
+            _num(f["kappa"]),
+            _num(f["mae"]),
+            _num(f["correlation"]),
+        ]
+        if has_previous:
+            row.append(_delta(k))
+        table.add_row(*(escape(x) for x in row))
+    return table
+
+
+def _delta(k: KeyCalibration) -> str:
+    d = k.delta()
+    if d is None:
+        return "new"
+    parts = []
+    if d["agreement"] is not None:
+        parts.append(f"agreement {d['agreement'] * 100:+.0f} pts")
+    for name, label in (("kappa", "kappa"), ("mae", "MAE"), ("correlation", "r")):
+        if d[name] is not None:
+            parts.append(f"{label} {d[name]:+.2f}")
+    return ", ".join(parts) or "-"
+
+
+def _previous(report: CalibrationReport) -> None:
+    if report.previous is None:
+        return
+    out = console()
+    prev = report.to_json()["previous"]
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(prev["started_at"] or 0))
+    model = prev.get("judge_model")
+    out.print(
+        f"\nprevious run: {prev['run_id']} ({when}" + (f", judge {model}" if model else "") + ")",
+        markup=False,
+    )
+    if not prev["same_labels"]:
+        out.print(
+            "  the labels file differs from the previous run's: the change mixes the "
+            "judge's and the labels' differences",
+            markup=False,
+        )
+    if prev["changed_descriptions"]:
+        out.print(
+            "  criteria whose description changed since: "
+            + ", ".join(prev["changed_descriptions"]),
+            markup=False,
+        )
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.0f}%"
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
