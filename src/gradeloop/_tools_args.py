@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._registry import Registry, default_registry
-from ._rubric import JUDGE, Rubric
+from ._rubric import JUDGE, Criterion, Rubric, _unknown_field
 from .errors import RubricError
 
 __all__ = [
@@ -133,24 +133,29 @@ def criteria_arg(args: Mapping[str, Any], registry: Registry | None = None) -> R
         )
     reg = registry or default_registry()
     for index, item in enumerate(raw):
-        _check_checker(item, index, reg)
+        _check_item(item, index, reg)
     try:
         return Rubric.from_dict({"criteria": raw}, registry=reg)
     except RubricError as exc:
         raise ToolFailure("invalid_criteria", f"{exc}") from None
 
 
-def _check_checker(item: Any, index: int, registry: Registry) -> None:
+def _check_item(item: Any, index: int, registry: Registry) -> None:
+    """Report a field typo or an unknown checker before anything else about the item."""
     if not isinstance(item, Mapping):
         raise ToolFailure(
             "invalid_criteria",
             f"criteria[{index}] must be an object "
             f"{{key, description, ...}}, not {_type_name(item)}",
         )
+    key = item.get("key") if isinstance(item.get("key"), str) else f"criteria[{index}]"
+    unknown = sorted(str(f) for f in set(item) - set(Criterion.model_fields))
+    if unknown:  # a typo explains a "missing" field, so it is reported first
+        message = _unknown_field(unknown[0], Criterion.model_fields, "criterion")
+        raise ToolFailure("invalid_criteria", f"criterion {key!r}: {message}")
     name = item.get("checker")
     if name is None or name == JUDGE:
         return
-    key = item.get("key") if isinstance(item.get("key"), str) else f"criteria[{index}]"
     if not isinstance(name, str):
         raise ToolFailure(
             "invalid_criteria",

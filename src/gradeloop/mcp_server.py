@@ -20,7 +20,9 @@ imported only when a server is built, so ``import gradeloop`` never needs it.
 import importlib
 import json
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import PlainValidator
 
 from ._client import model_configured
 from .errors import ConfigError
@@ -38,6 +40,16 @@ INSTRUCTIONS = (
     "get_optimization_history shows a loop's whole history."
 )
 INSTALL_HINT = "pip install 'gradeloop[mcp]'"
+
+
+def _unchecked(value: Any) -> Any:
+    return value
+
+
+# A text argument as the client sent it. Annotated as exactly `str`, so the SDK does
+# not parse a draft that happens to be JSON into an object; validated by nothing, so
+# a wrong type reaches the runner and comes back as its error object.
+Text = Annotated[str, PlainValidator(_unchecked)]
 
 
 def require_mcp() -> None:
@@ -87,7 +99,7 @@ def build_server(runner: ToolRunner) -> Any:
     from mcp_types import CallToolResult, TextContent
 
     def answer(name: str, **arguments: Any) -> CallToolResult:
-        # Empty strings stand for "not given": the typed parameters need a default.
+        # "" and None stand for "not given" (a parameter's default).
         given = {k: v for k, v in arguments.items() if v is not None and v != ""}
         result = runner.call(name, given)
         text = json.dumps(result, ensure_ascii=False)
@@ -97,20 +109,18 @@ def build_server(runner: ToolRunner) -> Any:
             is_error="error" in result,
         )
 
-    # Text parameters are typed exactly `str`: the SDK would otherwise try to parse a
-    # draft that happens to be JSON into an object. The runner checks everything else.
-    def generate_initial_output(task: str = "", criteria: Any = None) -> CallToolResult:
+    def generate_initial_output(task: Text = "", criteria: Any = None) -> CallToolResult:
         return answer("generate_initial_output", task=task, criteria=criteria)
 
-    def evaluate_output(output: str = "", criteria: Any = None) -> CallToolResult:
+    def evaluate_output(output: Text = "", criteria: Any = None) -> CallToolResult:
         return answer("evaluate_output", output=output, criteria=criteria)
 
     def optimize_output(
-        output: str = "", feedback: Any = None, criteria: Any = None
+        output: Text = "", feedback: Any = None, criteria: Any = None
     ) -> CallToolResult:
         return answer("optimize_output", output=output, feedback=feedback, criteria=criteria)
 
-    def get_optimization_history(loop_id: str | None = None) -> CallToolResult:
+    def get_optimization_history(loop_id: Text = "") -> CallToolResult:
         return answer("get_optimization_history", loop_id=loop_id)
 
     functions = {
