@@ -137,6 +137,12 @@ class PassFailStats:
     def n(self) -> int:
         return self.table.n
 
+    def swapped(self) -> PassFailStats:
+        """The same figures with raters A and B exchanged (kappa is symmetric)."""
+        t = self.table
+        table = Confusion(t.both_pass, t.both_fail, t.a_fail_b_pass, t.a_pass_b_fail)
+        return PassFailStats(table, self.agreement, self.kappa, self.kappa_note)
+
     def to_json(self, a: str = "a", b: str = "b") -> dict[str, Any]:
         """JSON-ready; the two disagreement cells are named ``{a}_pass_{b}_fail`` etc."""
         t = self.table

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._grade import Evaluation, Judge, grade
 from ._jsonl import DraftItem
-from ._key_cost import CostLedger
+from ._key_cost import CostLedger, request_size
 from ._registry import Registry
 from ._rubric import Criterion, Rubric
 from ._shadow import ShadowResult, judge_request
@@ -52,10 +52,10 @@ def rubric_label(rubric: Rubric) -> str:
 
 
 def side_names(c: Criterion) -> tuple[str, str]:
-    """How a key's two sides are named in reports: ``code``/``judge``, else primary/shadow."""
-    shadow = c.shadow_source
-    if shadow is not None and shadow != c.source:
-        return c.source, shadow
+    """How a key's sides are named in reports: ``("code", "judge")`` whichever of the
+    two is primary, else ``("primary", "shadow")`` (a checker shadowing a checker)."""
+    if c.shadow_source is not None and c.shadow_source != c.source:
+        return "code", "judge"
     return "primary", "shadow"
 
 
@@ -75,6 +75,13 @@ class KeyComparison:
     def key(self) -> str:
         return self.criterion.key
 
+    @property
+    def oriented(self) -> PassFailStats:
+        """``stats`` with rater A on the :func:`side_names` first side (code, when the
+        judge is one side), so ``a_pass_b_fail`` reads "code pass, judge fail"."""
+        judge_first = self.criterion.source == "judge" and self.criterion.shadow_source == "code"
+        return self.stats.swapped() if judge_first else self.stats
+
     def to_json(self) -> dict[str, Any]:
         """JSON-ready; the confusion cells are named by :func:`side_names`."""
         c = self.criterion
@@ -84,7 +91,7 @@ class KeyComparison:
             "scale": c.scale,
             "primary": c.filled_by,
             "shadow": c.shadow,
-            **self.stats.to_json(a, b),
+            **self.oriented.to_json(a, b),
             "shadow_failed": self.failed,
             "shadow_skipped": self.skipped,
             "disagreements": [d.to_json() for d in self.disagreements],
@@ -106,6 +113,11 @@ class CompareReport:
     cost: CostLedger = field(default_factory=CostLedger)
     judge_failures: list[tuple[str, str]] = field(default_factory=list)
 
+    @property
+    def judge_request(self) -> dict[str, Any]:
+        """The keys the judge is asked per draft, and its system prompt and schema sizes."""
+        return request_size(judge_request(self.rubric))
+
     def to_json(self) -> dict[str, Any]:
         costs = self.cost.to_json()
         return {
@@ -115,6 +127,7 @@ class CompareReport:
                 "calls": costs["calls"],
                 "usage": costs["usage"],
                 "failures": [{"output_id": o, "error": e} for o, e in self.judge_failures],
+                "request": self.judge_request,
             },
             "keys": [{**k.to_json(), "cost": costs["keys"].get(k.key)} for k in self.keys],
             "cost_by_key": costs["keys"],

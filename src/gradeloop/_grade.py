@@ -16,6 +16,7 @@ from ._shadow import (
     ShadowResult,
     ShadowSide,
     ShadowStatus,
+    issues_about,
     judge_copy,
     judge_request,
     run_shadow_checker,
@@ -222,9 +223,11 @@ def _shadow_results(rubric: Rubric, reg: Registry, draft: str,
     out = []
     for c in rubric.shadowed:
         primary = results[c.key]
+        issues = primary.issues
+        if primary.source == "judge" and answer.full is not None:
+            issues = issues_about(answer.full.issues, c.key) + issues
         first = ShadowSide(primary.source, primary.filled_by,
-                           primary.passed if primary.checked else None, primary.score,
-                           primary.issues)
+                           primary.passed if primary.checked else None, primary.score, issues)
         reasoning = answer.full.reasoning if answer.full is not None else None
         if c.shadow_source == "judge":
             side, error = _judge_side(c, answer, ran_judge)

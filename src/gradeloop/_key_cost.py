@@ -4,12 +4,14 @@ The judge's usage is measured per request (``judge.calls``); which key caused
 which token is not. So measured usage is *attributed* to keys, like this:
 
 * **input**: a key's share is the text it adds to the request - its line in the
-  system prompt's ``<criteria>`` block plus its properties in the wire schema
-  (sent as ``output_config``, or inside the system text in JSON mode) - divided
-  by the whole request's text (system prompt, schema, task and draft). It is
-  measured as a difference: the request built with the key minus the request
-  built without it. What no single key adds (the instructions, the task, the
-  draft) stays with the call, and is only saved when the *last* judge key leaves;
+  system prompt's ``<criteria>`` block (and, in JSON mode, its properties in the
+  schema written into that prompt) - divided by the request's whole text (system
+  prompt, task and draft). It is measured as a difference: the request built
+  with the key minus the request built without it. What no single key adds (the
+  instructions, the task, the draft) stays with the call, and is only saved when
+  the *last* judge key leaves. In native mode the schema travels as
+  ``output_config``; how the API bills that is not among the verified facts, so
+  it is left out of both sides of the fraction: the saving shown is a floor;
 * **output**: split evenly among the keys asked, since the judge writes evidence
   and a verdict for each criterion; the reply's skeleton (``passed``, braces) is
   a few tokens and is shared out with the rest;
@@ -31,7 +33,14 @@ from ._prompts import judge_system, judge_user
 from ._rubric import Criterion
 from ._usage import Usage
 
-__all__ = ["CostLedger", "KeyCost", "KeyShare", "judge_request_text", "key_shares"]
+__all__ = [
+    "CostLedger",
+    "KeyCost",
+    "KeyShare",
+    "judge_request_text",
+    "key_shares",
+    "request_size",
+]
 
 
 @dataclass(frozen=True)
@@ -44,15 +53,28 @@ class KeyShare:
 
 
 def judge_request_text(criteria: Sequence[Criterion], *, json_mode: bool = False) -> str:
-    """The text of a judge request that depends on the criteria: system prompt + schema."""
-    from ._wire import wire_spec  # imports the anthropic SDK; only cost reports need it
-
+    """The criteria-dependent text of a judge request counted as input: the system
+    prompt (with the schema inside it in JSON mode)."""
     if not criteria:
         return ""
-    schema = wire_spec(criteria).schema_text()
-    if json_mode:
-        return judge_system(criteria, schema)
-    return judge_system(criteria) + schema
+    if not json_mode:
+        return judge_system(criteria)
+    from ._wire import wire_spec  # imports the anthropic SDK; only cost reports need it
+
+    return judge_system(criteria, wire_spec(criteria).schema_text())
+
+
+def request_size(criteria: Sequence[Criterion]) -> dict[str, Any]:
+    """What the judge is asked: its keys, and the sizes of its system prompt and schema."""
+    from ._wire import wire_spec
+
+    if not criteria:
+        return {"keys": [], "system_chars": 0, "schema_chars": 0}
+    return {
+        "keys": [c.key for c in criteria],
+        "system_chars": len(judge_system(criteria)),
+        "schema_chars": len(wire_spec(criteria).schema_text()),
+    }
 
 
 def key_shares(

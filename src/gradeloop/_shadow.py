@@ -30,6 +30,7 @@ __all__ = [
     "ShadowResult",
     "ShadowSide",
     "ShadowStatus",
+    "issues_about",
     "judge_copy",
     "judge_request",
     "run_shadow_checker",
@@ -213,6 +214,11 @@ def split_verdict(
         }
     )
     return own, {k: tuple(v) for k, v in shadow_issues.items()}
+
+
+def issues_about(issues: Sequence[str], key: str) -> tuple[str, ...]:
+    """The issues in ``issues`` that start with ``key`` (as the judge is told to write)."""
+    return tuple(i for i in issues if _issue_key(i, {key}) is not None)
 
 
 _AFTER_KEY = ("", ":", " ", "`", "'", '"', ")", ",")

@@ -119,8 +119,16 @@ def render(report: CalibrationReport) -> None:
     ]
     for note in dict.fromkeys(notes):
         out.print(f"  note: {note}", markup=False)
-    for warning in report.warnings:
-        out.print(f"  warning: {warning}", markup=False)
+    few: dict[int, list[str]] = {}  # one line per count, not one per key
+    for k in report.keys:
+        if k.warning:
+            few.setdefault(k.rated, []).append(f"{k.key} ({k.rated_by})")
+    for n, names in few.items():
+        out.print(
+            f"  warning: only {n} labelled drafts for {', '.join(names)}; about "
+            f"{MIN_LABELS} are needed before trusting these figures",
+            markup=False,
+        )
     _previous(report)
 
 

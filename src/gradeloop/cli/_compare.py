@@ -14,7 +14,7 @@ from .._compare import CompareReport, KeyComparison, compare, side_names
 from .._history import HistoryStore
 from .._jsonl import DraftItem, read_drafts
 from .._rubric import Rubric
-from .._shadow import ShadowResult, judge_request
+from .._shadow import ShadowResult, ShadowSide, judge_request
 from ..errors import InputError
 from ._io import console, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
@@ -134,12 +134,21 @@ def render(report: CompareReport, show: int) -> None:
     """The agreement table, notes, the disagreeing drafts, then the cost of every key."""
     out = console()
     cost = report.cost
+    per = max(cost.drafts, 1)
     out.print(
         f"compared {report.drafts} drafts with rubric {report.to_json()['rubric']}; "
-        f"judge: {cost.calls} calls, {cost.usage.total_input:,} tokens in, "
-        f"{cost.usage.output_tokens:,} out",
+        f"judge: {cost.calls} calls, {cost.usage.total_input:,} tokens in "
+        f"({cost.usage.total_input / per:,.0f} per draft), {cost.usage.output_tokens:,} out "
+        f"({cost.usage.output_tokens / per:,.0f} per draft)",
         markup=False,
     )
+    asked = report.judge_request
+    if asked["keys"]:
+        out.print(
+            f"judge asked per draft: {', '.join(asked['keys'])} (system prompt "
+            f"{asked['system_chars']:,} chars, schema {asked['schema_chars']:,} chars)",
+            markup=False,
+        )
     for output_id, error in report.judge_failures:
         out.print(f"  judge failed on {output_id}: {error}", markup=False)
     if not report.keys:
@@ -170,31 +179,32 @@ def _agreement_table(report: CompareReport) -> Table:
         "n",
         "agree",
         "kappa",
-        "disagreements",
+        "code pass/judge fail",
+        "code fail/judge pass",
         "judge tokens/draft",
     ):
         table.add_column(column)
     for k in report.keys:
-        a, b = side_names(k.criterion)
-        t = k.stats.table
-        split = f"{a} pass/{b} fail {t.a_pass_b_fail}, {a} fail/{b} pass {t.a_fail_b_pass}"
+        t = k.oriented.table
+        split = [str(t.a_pass_b_fail), str(t.a_fail_b_pass)]
+        if side_names(k.criterion)[0] == "primary":  # two checkers: no judge side
+            split = [
+                f"{split[0]} (primary pass/shadow fail)",
+                f"{split[1]} (primary fail/shadow pass)",
+            ]
         c = report.cost.keys.get(k.key)
         tokens = f"{c.per_draft_input:.0f} in, {c.per_draft_output:.0f} out" if c else "-"
-        table.add_row(
-            *(
-                escape(x)
-                for x in (
-                    k.key,
-                    k.criterion.filled_by,
-                    str(k.criterion.shadow),
-                    str(k.stats.n),
-                    _pct(k.stats.agreement),
-                    _num(k.stats.kappa),
-                    split,
-                    tokens,
-                )
-            )
-        )
+        row = [
+            k.key,
+            k.criterion.filled_by,
+            str(k.criterion.shadow),
+            str(k.stats.n),
+            _pct(k.stats.agreement),
+            _num(k.stats.kappa),
+            *split,
+            tokens,
+        ]
+        table.add_row(*(escape(x) for x in row))
     return table
 
 
@@ -224,8 +234,13 @@ def _disagreements(report: CompareReport, show: int) -> None:
     out.print("\ndisagreements:", markup=False)
     for k, d in rows:
         a, b = side_names(k.criterion)
+        first, second = (
+            (d.shadow, d.primary) if d.primary.source == "judge" else (d.primary, d.shadow)
+        )
+        if a == "primary":
+            first, second = d.primary, d.shadow
         out.print(
-            f"  {k.key}  {d.output_id}  {a}: {_said(d, 'primary')}  {b}: {_said(d, 'shadow')}",
+            f"  {k.key}  {d.output_id}  {a}: {_said(d, first)}  {b}: {_said(d, second)}",
             markup=False,
         )
         why = _why(d)
@@ -236,12 +251,11 @@ def _disagreements(report: CompareReport, show: int) -> None:
         out.print(f"  ... and {hidden} more (--show N, or --json for all)", markup=False)
 
 
-def _said(d: ShadowResult, which: str) -> str:
-    side = d.primary if which == "primary" else d.shadow
+def _said(d: ShadowResult, side: ShadowSide) -> str:
     verdict = "pass" if side.passed else "FAIL"
-    return (
-        f"{verdict} ({side.score:g})" if d.scale == "score" and side.score is not None else verdict
-    )
+    if d.scale == "score" and side.score is not None:
+        return f"{verdict} ({side.score:g})"
+    return verdict
 
 
 def _why(d: ShadowResult) -> str:
