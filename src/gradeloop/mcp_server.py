@@ -24,7 +24,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import PlainValidator
 
-from ._client import model_configured
 from .errors import ConfigError
 from .tools import ToolRunner, tool_definitions
 
@@ -63,6 +62,13 @@ def require_mcp() -> None:
         ) from None
 
 
+def _configured() -> bool:
+    # gradeloop.model_configured's test, without importing the SDK (about two seconds
+    # of start-up) for a server that will only ever grade in code.
+    names = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+    return any(os.environ.get(name, "").strip() for name in names)
+
+
 def build_runner(
     *,
     base_url: str | None = None,
@@ -75,7 +81,7 @@ def build_runner(
 ) -> ToolRunner:
     """A runner from the arguments and the environment; no model when none is configured."""
     generator = judge = None
-    if base_url or model_configured():
+    if base_url or _configured():
         from ._anthropic import AnthropicGenerator, AnthropicJudge, make_client
 
         client = make_client(base_url=base_url)
