@@ -21,8 +21,10 @@ CRASH_EXIT = 9
 
 
 def rubric() -> Rubric:
-    return Rubric.from_dict({"criteria": [{"key": k, "description": f"{k} holds"} for k in KEYS]},
-                            registry=Registry(autoload=False))
+    return Rubric.from_dict(
+        {"criteria": [{"key": k, "description": f"{k} holds"} for k in KEYS]},
+        registry=Registry(autoload=False),
+    )
 
 
 def _log(path: Path, line: str) -> None:
@@ -52,8 +54,12 @@ class LogJudge:
         _log(self.log, f"evaluate {draft}")
         if draft == self.crash_on:
             os._exit(CRASH_EXIT)
-        return Verdict(reasoning="r", criteria_met=dict.fromkeys(KEYS, False), passed=False,
-                       issues=[f"fix {draft}"])
+        return Verdict(
+            reasoning="r",
+            criteria_met=dict.fromkeys(KEYS, False),
+            passed=False,
+            issues=[f"fix {draft}"],
+        )
 
 
 def main(db: str, log: str, crash_on: str, history: str) -> None:
@@ -62,8 +68,13 @@ def main(db: str, log: str, crash_on: str, history: str) -> None:
     from gradeloop.graph import build_graph
 
     with SqliteSaver.from_conn_string(db) as saver, HistoryStore(history) as store:
-        graph = build_graph(rubric(), generator=LogGenerator(Path(log)),
-                            judge=LogJudge(Path(log), crash_on), checkpointer=saver, store=store)
+        graph = build_graph(
+            rubric(),
+            generator=LogGenerator(Path(log)),
+            judge=LogJudge(Path(log), crash_on),
+            checkpointer=saver,
+            store=store,
+        )
         graph.invoke({"task": "write the guide"}, THREAD, durability="sync")  # type: ignore[arg-type]
 
 

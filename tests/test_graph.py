@@ -38,8 +38,10 @@ Script = list[Verdict | BaseException]
 
 @pytest.fixture
 def rubric() -> Rubric:
-    return Rubric.from_dict({"criteria": [{"key": k, "description": f"{k} holds"} for k in KEYS]},
-                            registry=Registry(autoload=False))
+    return Rubric.from_dict(
+        {"criteria": [{"key": k, "description": f"{k} holds"} for k in KEYS]},
+        registry=Registry(autoload=False),
+    )
 
 
 def fail(met: dict[str, bool] | None = None) -> Verdict:
@@ -77,6 +79,7 @@ class Ran:
 
 # -- seed 002, Tier 2, on the real library ---------------------------------------------
 
+
 def test_a_first_round_pass_stops_the_graph(rubric: Rubric) -> None:
     ran = Ran(rubric, [ok(), ok(), ok(), ok()])  # four scripted, one legitimately used
     assert ran.calls == ["generate", "evaluate"]
@@ -109,14 +112,20 @@ def test_feedback_is_bullet_text_and_the_revision_gets_the_previous_draft(
 def test_feedback_reaches_the_real_generators_prompt_as_bullets(
     emulator: Emulator, rubric: Rubric
 ) -> None:
-    wire_fail = verdict_reply({"reasoning": "r", "criteria_met": dict.fromkeys(KEYS, False),
-                               "passed": False, "issues": list(ISSUES)})
-    wire_pass = verdict_reply({"reasoning": "r", "criteria_met": dict.fromkeys(KEYS, True),
-                               "passed": True, "issues": []})
+    wire_fail = verdict_reply(
+        {
+            "reasoning": "r",
+            "criteria_met": dict.fromkeys(KEYS, False),
+            "passed": False,
+            "issues": list(ISSUES),
+        }
+    )
+    wire_pass = verdict_reply(
+        {"reasoning": "r", "criteria_met": dict.fromkeys(KEYS, True), "passed": True, "issues": []}
+    )
     emulator.enqueue(text_reply("draft zero"), wire_fail, text_reply("draft one"), wire_pass)
     client = emulator.client()
-    graph = build_graph(rubric, generator=AnthropicGenerator(client),
-                        judge=AnthropicJudge(client))
+    graph = build_graph(rubric, generator=AnthropicGenerator(client), judge=AnthropicJudge(client))
     assert final_result(graph.invoke({"task": "Write the guide."})) == ("draft one", True)
     bodies = emulator.bodies
     assert ["output_config" in b for b in bodies] == [False, True, False, True]
@@ -127,10 +136,10 @@ def test_feedback_reaches_the_real_generators_prompt_as_bullets(
         assert f"{key}: {key} holds" in bodies[0]["messages"][0]["content"]
 
 
-@pytest.mark.parametrize("met", [{}, {"api_cited": True},
-                                 dict.fromkeys(KEYS, True) | {"no_invention": False}])
-def test_the_claim_without_the_evidence_never_passes(rubric: Rubric, met: dict[str, bool]
-                                                     ) -> None:
+@pytest.mark.parametrize(
+    "met", [{}, {"api_cited": True}, dict.fromkeys(KEYS, True) | {"no_invention": False}]
+)
+def test_the_claim_without_the_evidence_never_passes(rubric: Rubric, met: dict[str, bool]) -> None:
     ran = Ran(rubric, [claim(met)] * 3)
     assert ran.result == ("d2", False) and ran.state["passed"] is False
     assert ran.calls == ["generate", "evaluate"] * 3
@@ -151,7 +160,8 @@ def test_the_cap_halts_at_every_value(rubric: Rubric, cap: int) -> None:
 
 def test_only_the_task_is_needed_and_the_state_is_fully_declared(rubric: Rubric) -> None:
     final = build_graph(rubric, generator=FakeGenerator(), judge=FakeJudge(ok())).invoke(
-        {"task": "t"})
+        {"task": "t"}
+    )
     assert set(final) == set(GraphState.__annotations__)  # setup fills every key
     assert json.loads(json.dumps(final, allow_nan=False)) == final  # JSON-ready
     assert final["evaluation"]["passed"] is True and final["trajectory"] == [10.0]
@@ -165,9 +175,12 @@ def test_invoking_without_a_task_names_the_input(rubric: Rubric) -> None:
 
 def test_a_thread_invoked_again_with_new_input_starts_a_clean_run(rubric: Rubric) -> None:
     calls: list[str] = []
-    graph = build_graph(rubric, generator=FakeGenerator(calls=calls),
-                        judge=FakeJudge(fail(), fail(), fail(), ok(), calls=calls),
-                        checkpointer=InMemorySaver())
+    graph = build_graph(
+        rubric,
+        generator=FakeGenerator(calls=calls),
+        judge=FakeJudge(fail(), fail(), fail(), ok(), calls=calls),
+        checkpointer=InMemorySaver(),
+    )
     config: Any = {"configurable": {"thread_id": "reused"}}
     first = graph.invoke({"task": "one"}, config)
     second = graph.invoke({"task": "two"}, config)
@@ -203,14 +216,23 @@ def test_the_graph_matches_optimize_and_run_loop_call_for_call(
     assert ran.result == optimize("t", rubric, generator=gen, judge=judge, max_rounds=cap)
     assert ran.calls == calls
     assert ran.gen.prompts == gen.prompts and ran.judge.seen == judge.seen
-    result = run_loop("t", rubric, generator=FakeGenerator(), judge=FakeJudge(*SCRIPTS[name]()),
-                      max_rounds=cap, stagnation_rounds=0, return_policy="last",
-                      similarity=None, reuse_identical=False)
+    result = run_loop(
+        "t",
+        rubric,
+        generator=FakeGenerator(),
+        judge=FakeJudge(*SCRIPTS[name]()),
+        max_rounds=cap,
+        stagnation_rounds=0,
+        return_policy="last",
+        similarity=None,
+        reuse_identical=False,
+    )
     assert (ran.state["stop_reason"], ran.state["rounds"]) == (result.stop_reason, result.rounds)
     assert [round(s, 2) for s in ran.state["trajectory"]] == result.improvement_trajectory
 
 
 # -- judge failures --------------------------------------------------------------------
+
 
 def test_a_judge_failure_in_round_one_stops_with_nothing_judged(rubric: Rubric) -> None:
     ran = Ran(rubric, [JudgeError("the judge refused", reason="refusal"), ok()])
@@ -240,8 +262,12 @@ def test_two_judge_failures_in_a_row_stop_the_graph(rubric: Rubric) -> None:
     ran = Ran(rubric, script, max_rounds=5)
     assert ran.state["stop_reason"] == "evaluator_failed" and ran.result == ("d0", False)
     assert len(ran.calls) == 6
-    more = Ran(rubric, [fail(), RuntimeError("down"), RuntimeError("down"), ok()], max_rounds=5,
-               max_judge_failures=3)
+    more = Ran(
+        rubric,
+        [fail(), RuntimeError("down"), RuntimeError("down"), ok()],
+        max_rounds=5,
+        max_judge_failures=3,
+    )
     assert more.result == ("d3", True)  # the twin: a higher limit keeps revising
 
 
@@ -253,26 +279,41 @@ def test_judge_errors_raise_lets_the_error_out(rubric: Rubric) -> None:
 
 # -- streaming ---------------------------------------------------------------------------
 
+
 def test_streaming_yields_the_nodes_in_order_and_each_rounds_score() -> None:
-    rubric = Rubric.from_dict({"criteria": [
-        {"key": "clarity", "description": "Clear.", "scale": "score", "weight": 0.3},
-        {"key": "persuasiveness", "description": "Persuasive.", "scale": "score", "weight": 0.4},
-        {"key": "accuracy", "description": "Accurate.", "scale": "score", "weight": 0.3},
-    ]}, registry=Registry(autoload=False))
+    rubric = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "clarity", "description": "Clear.", "scale": "score", "weight": 0.3},
+                {
+                    "key": "persuasiveness",
+                    "description": "Persuasive.",
+                    "scale": "score",
+                    "weight": 0.4,
+                },
+                {"key": "accuracy", "description": "Accurate.", "scale": "score", "weight": 0.3},
+            ]
+        },
+        registry=Registry(autoload=False),
+    )
 
     def scored(c: float, p: float, a: float) -> Verdict:
-        return verdict(True, {}, ("more emotion",),
-                       scores={"clarity": c, "persuasiveness": p, "accuracy": a})
+        return verdict(
+            True, {}, ("more emotion",), scores={"clarity": c, "persuasiveness": p, "accuracy": a}
+        )
 
-    graph = build_graph(rubric, generator=FakeGenerator(),
-                        judge=FakeJudge(scored(8, 6, 9), scored(9, 8.5, 9)))
+    graph = build_graph(
+        rubric, generator=FakeGenerator(), judge=FakeJudge(scored(8, 6, 9), scored(9, 8.5, 9))
+    )
     modes = list(graph.stream({"task": "headphones"}, stream_mode=["updates", "custom"]))
     nodes = [next(iter(data)) for mode, data in modes if mode == "updates"]
     assert nodes == ["setup", "generate", "evaluate", "generate", "evaluate"]
     assert tuple(nodes[:3]) == NODES
     rounds = [data for mode, data in modes if mode == "custom"]
     assert [(r["round"], r["score"], r["passed"]) for r in rounds] == [
-        (1, 7.5, False), (2, 8.8, True)]
+        (1, 7.5, False),
+        (2, 8.8, True),
+    ]
     assert rounds[0]["failed_keys"] == ["persuasiveness"]
     assert [r["stop_reason"] for r in rounds] == [None, "passed"]
     # each round event comes before that round's evaluate update
@@ -282,16 +323,23 @@ def test_streaming_yields_the_nodes_in_order_and_each_rounds_score() -> None:
 
 # -- rubric, settings, the optional extra ------------------------------------------------
 
+
 def test_code_filled_keys_never_reach_the_judge_but_reach_the_generator() -> None:
     reg = Registry(autoload=False)
     reg.add("short", lambda text: len(text) < 100)
-    mixed = Rubric.from_dict({"criteria": [
-        {"key": "tone", "description": "The tone is warm."},
-        {"key": "brief", "description": "Under 100 characters.", "checker": "short"},
-    ]}, registry=reg)
+    mixed = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "tone", "description": "The tone is warm."},
+                {"key": "brief", "description": "Under 100 characters.", "checker": "short"},
+            ]
+        },
+        registry=reg,
+    )
     gen, judge = FakeGenerator(), FakeJudge(verdict(True, {"tone": True}))
     final = build_graph(mixed, generator=gen, judge=judge, registry=reg).invoke(
-        {"task": "write it"})
+        {"task": "write it"}
+    )
     assert final_result(final) == ("d0", True)
     assert "Under 100 characters." in gen.prompts[0]["task"]
     assert judge.seen[0]["task"] == "write it" and judge.seen[0]["keys"] == ["tone"]
@@ -300,9 +348,14 @@ def test_code_filled_keys_never_reach_the_judge_but_reach_the_generator() -> Non
 def test_a_rubric_filled_by_code_alone_needs_no_judge() -> None:
     reg = Registry(autoload=False)
     reg.add("has_title", lambda text: text.startswith("#"))
-    only_code = Rubric.from_dict({"criteria": [
-        {"key": "title", "description": "Starts with a heading.", "checker": "has_title"}]},
-        registry=reg)
+    only_code = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "title", "description": "Starts with a heading.", "checker": "has_title"}
+            ]
+        },
+        registry=reg,
+    )
     gen = FakeGenerator(["no title", "# Title"])
     final = build_graph(only_code, generator=gen, judge=None, registry=reg).invoke({"task": "t"})
     assert final_result(final) == ("# Title", True)
@@ -314,12 +367,15 @@ def test_judge_keys_without_a_judge_fail_at_build_time(rubric: Rubric) -> None:
         build_graph(rubric, generator=FakeGenerator(), judge=None)
 
 
-@pytest.mark.parametrize(("kw", "fragment"), [
-    ({"max_rounds": "3"}, "max_rounds must be an integer, not '3'"),
-    ({"max_rounds": True}, "max_rounds must be an integer, not True"),
-    ({"max_judge_failures": 0}, "max_judge_failures must be an integer >= 1, not 0"),
-    ({"judge_errors": "ignore"}, "judge_errors must be 'revise' or 'raise', not 'ignore'"),
-])
+@pytest.mark.parametrize(
+    ("kw", "fragment"),
+    [
+        ({"max_rounds": "3"}, "max_rounds must be an integer, not '3'"),
+        ({"max_rounds": True}, "max_rounds must be an integer, not True"),
+        ({"max_judge_failures": 0}, "max_judge_failures must be an integer >= 1, not 0"),
+        ({"judge_errors": "ignore"}, "judge_errors must be 'revise' or 'raise', not 'ignore'"),
+    ],
+)
 def test_bad_settings_are_named(rubric: Rubric, kw: dict[str, Any], fragment: str) -> None:
     with pytest.raises(InputError) as info:
         build_graph(rubric, generator=FakeGenerator(), judge=FakeJudge(), **kw)
@@ -335,29 +391,43 @@ def test_without_langgraph_the_error_names_the_extra(
 
 
 def test_gradeloop_graph_imports_without_langgraph() -> None:
-    code = ("import sys; sys.modules['langgraph'] = None\n"
-            "import gradeloop.graph, gradeloop.cli\n"
-            "assert not any(m.startswith('langgraph.') for m in sys.modules)\n"
-            "print(gradeloop.graph.NODES)")
-    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, timeout=60)
+    code = (
+        "import sys; sys.modules['langgraph'] = None\n"
+        "import gradeloop.graph, gradeloop.cli\n"
+        "assert not any(m.startswith('langgraph.') for m in sys.modules)\n"
+        "print(gradeloop.graph.NODES)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "('setup', 'generate', 'evaluate')"
 
 
 # -- history and composition -------------------------------------------------------------
 
+
 def test_graph_runs_are_recorded_like_run_loop(rubric: Rubric, tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "h.db") as store:
-        graph = build_graph(rubric, generator=FakeGenerator(),
-                            judge=FakeJudge(fail(), RuntimeError("down"), fail()),
-                            store=store, config={"note": "graph test"})
+        graph = build_graph(
+            rubric,
+            generator=FakeGenerator(),
+            judge=FakeJudge(fail(), RuntimeError("down"), fail()),
+            store=store,
+            config={"note": "graph test"},
+        )
         final = graph.invoke({"task": "write the guide"})
         data = store.get(final["loop_id"])
         records = store.iterations(final["loop_id"])
         settings = store.loop_settings(final["loop_id"])
-        loop = run_loop("t", rubric, generator=FakeGenerator(), judge=FakeJudge(fail()),
-                        max_rounds=1, store=store)
+        loop = run_loop(
+            "t",
+            rubric,
+            generator=FakeGenerator(),
+            judge=FakeJudge(fail()),
+            max_rounds=1,
+            store=store,
+        )
         loop_records = store.iterations(loop.loop_id)
     assert data["status"] == "finished" and data["stop_reason"] == "max_rounds"
     assert data["final_output_id"] == final["output_id"] == records[2]["output_id"]
@@ -392,7 +462,12 @@ def test_the_graph_composes_into_a_bigger_graph(rubric: Rubric) -> None:
     outer.add_edge("optimize", "ship")
     outer.add_edge("ship", END)
     final = outer.compile(checkpointer=InMemorySaver()).invoke(
-        {"task": "guide"}, {"configurable": {"thread_id": "pipeline"}})
-    assert final == {"task": "guide (with examples)", "draft": "d1", "passed": True,
-                     "shipped": "d1"}
+        {"task": "guide"}, {"configurable": {"thread_id": "pipeline"}}
+    )
+    assert final == {
+        "task": "guide (with examples)",
+        "draft": "d1",
+        "passed": True,
+        "shipped": "d1",
+    }
     assert judge.seen[0]["task"] == "guide (with examples)"

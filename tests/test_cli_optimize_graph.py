@@ -1,0 +1,259 @@
+"""`gradeloop optimize --engine graph` and `--resume` against the emulator: checkpoints
+in $GRADELOOP_HOME/checkpoints.db, resume after an API error or a killed process,
+without re-running what finished. The runs that matter go through a subprocess; the
+cheaper checks call ``main()`` in this process (each subprocess costs an import of
+the SDK and of langgraph)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gradeloop import HistoryStore
+from gradeloop.cli import main
+from tests.cli_helpers import EXAMPLE, ROOT, Ran, gradeloop
+from tests.emulator import Emulator, HTTPError
+from tests.test_cli_optimize import RUBRIC, Model, judged
+
+NO_RETRY = {"x-should-retry": "false"}
+
+
+def graph(emulator: Emulator, *extra: str) -> Ran:
+    return gradeloop(
+        "optimize",
+        "--engine",
+        "graph",
+        "--rubric",
+        RUBRIC,
+        "--task-file",
+        str(EXAMPLE / "task.md"),
+        "--base-url",
+        emulator.base_url,
+        *extra,
+    )
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return Ran(code, out, err)
+
+
+def kinds(emulator: Emulator) -> list[str]:
+    return ["evaluate" if "output_config" in b else "generate" for b in emulator.bodies]
+
+
+class FailOnce(Model):
+    """A Model whose ``kind`` request number ``n`` (from 0) fails once, unretried."""
+
+    def __init__(self, verdicts: list[Any], kind: str, n: int) -> None:
+        super().__init__(verdicts)
+        self.kind, self.n, self.seen, self.failed = kind, n, 0, False
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        if ("output_config" in body) == (self.kind == "evaluate"):
+            if self.seen == self.n and not self.failed:
+                self.failed = True
+                return HTTPError(500, "upstream died", headers=NO_RETRY)
+            self.seen += 1
+        return super().__call__(body)
+
+
+def test_graph_engine_runs_prints_rounds_and_records_history(
+    emulator: Emulator, gradeloop_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emulator.responder = Model([judged(False), judged(True)])
+    ran = graph(emulator, "--thread", "guide-1")
+    assert ran.code == 0, ran.err
+    assert ran.out == "# Guide\n\nDraft number 1. It is short.\n"
+    assert (
+        "thread guide-1 (if this run stops, continue it with `gradeloop optimize "
+        "--resume guide-1`)" in ran.err
+    )
+    lines = [ln for ln in ran.err.splitlines() if ln.startswith("round ")]
+    assert lines[0].startswith("round 1/3  score 4.00  fail  failed: api_cited, errors_named")
+    assert lines[1].startswith("round 2/3  score 10.00  pass")
+    assert "PASSED: passed after 2 round(s)" in ran.err and "thread guide-1" in ran.err
+    assert kinds(emulator) == ["generate", "evaluate"] * 2
+    assert (gradeloop_home / "checkpoints.db").exists()
+    with HistoryStore(gradeloop_home / "history.db") as store:
+        loop_id = store.latest_loop_id()
+        assert loop_id is not None
+        config = store.loop_settings(loop_id)["config"]
+        records = store.iterations(loop_id)
+    assert config["engine"] == "graph" and config["thread_id"] == "guide-1"
+    assert [r["feedback"] for r in records] == ["- cite 4.4 for retries", None]
+
+    again = in_process(
+        capsys,
+        "optimize",
+        "--engine",
+        "graph",
+        "--thread",
+        "guide-1",
+        "--rubric",
+        RUBRIC,
+        "--task",
+        "t",
+        "--base-url",
+        emulator.base_url,
+    )
+    assert again.code == 2
+    assert "graph thread 'guide-1' already exists" in again.err
+    assert "--resume guide-1" in again.err
+
+
+def test_a_run_stopped_by_an_api_error_resumes_where_it_stopped(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emulator.responder = FailOnce([judged(False), judged(True)], "generate", 1)
+    ran = graph(emulator, "--thread", "t2", "--no-history")
+    assert ran.code == 2
+    assert "the run stopped:" in ran.err and "upstream died" in ran.err
+    assert "continue it with `gradeloop optimize --resume t2`" in ran.err
+    assert kinds(emulator) == ["generate", "evaluate", "generate"]
+
+    resumed = gradeloop("optimize", "--resume", "t2", "--json")  # the base URL is the thread's
+    assert resumed.code == 0, resumed.err
+    assert "resuming t2" in resumed.err
+    data = json.loads(resumed.out)
+    assert data["thread_id"] == "t2" and data["engine"] == "graph"
+    assert data["passed"] is True and data["stop_reason"] == "passed" and data["rounds"] == 2
+    assert data["improvement_trajectory"] == [4.0, 10.0]
+    # the first draft and its verdict were not asked for again
+    assert kinds(emulator) == ["generate", "evaluate", "generate", "generate", "evaluate"]
+
+    finished = in_process(capsys, "optimize", "--resume", "t2")
+    assert finished.code == 0 and "had already finished" in finished.err
+    assert finished.out == "# Guide\n\nDraft number 1. It is short.\n"
+    assert len(emulator.bodies) == 5
+
+
+def test_judge_errors_can_stop_the_run_for_a_resume(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emulator.responder = FailOnce([judged(False), judged(True)], "evaluate", 1)
+    ran = in_process(
+        capsys,
+        "optimize",
+        "--engine",
+        "graph",
+        "--thread",
+        "t3",
+        "--rubric",
+        RUBRIC,
+        "--task",
+        "t",
+        "--base-url",
+        emulator.base_url,
+        "--on-judge-error",
+        "raise",
+        "--no-history",
+    )
+    assert ran.code == 2 and "--resume t3" in ran.err and "upstream died" in ran.err
+    resumed = in_process(capsys, "optimize", "--resume", "t3", "--base-url", emulator.base_url)
+    assert resumed.code == 0, resumed.err
+    assert kinds(emulator) == ["generate", "evaluate", "generate", "evaluate", "evaluate"]
+    judged_drafts = [b["messages"][0]["content"] for b in emulator.bodies if "output_config" in b]
+    assert judged_drafts[1] == judged_drafts[2]  # the same draft, judged again
+
+
+def test_a_killed_run_resumes_from_its_last_checkpoint(
+    emulator: Emulator, gradeloop_home: Path
+) -> None:
+    model = Model([judged(False)] * 3, block_on_draft=2)
+    emulator.responder = model
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gradeloop",
+            "optimize",
+            "--engine",
+            "graph",
+            "--thread",
+            "k1",
+            "--rubric",
+            RUBRIC,
+            "--task",
+            "write",
+            "--base-url",
+            emulator.base_url,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while model.drafts < 3 and time.monotonic() < deadline:  # blocked in round 3's draft
+            time.sleep(0.05)
+        assert model.drafts == 3
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        model.release.set()
+        if proc.poll() is None:
+            proc.kill()
+    model.block_on_draft = None
+    resumed = gradeloop("optimize", "--resume", "k1")
+    assert resumed.code == 1, resumed.err
+    assert "NOT PASSED: max_rounds after 3 round(s)" in resumed.err
+    assert resumed.out == "# Guide\n\nDraft number 3. It is short.\n"
+    # drafts 0 and 1 and their verdicts come from the checkpoint; only draft 2 is redone
+    assert kinds(emulator) == ["generate", "evaluate"] * 2 + ["generate"] * 2 + ["evaluate"]
+    with HistoryStore(gradeloop_home / "history.db") as store:
+        loop_id = store.latest_loop_id()
+        assert loop_id is not None
+        data = store.get(loop_id)
+    assert data["status"] == "finished" and len(data["iterations"]) == 3
+
+
+def test_graph_flags_that_cannot_work_are_exit_2(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for args, message in (
+        (["optimize", "--resume", "nope"], "no graph thread 'nope' in "),
+        (
+            ["optimize", "--resume", "nope", "--rubric", RUBRIC],
+            "--rubric cannot be used with --resume: the thread keeps the settings it started with",
+        ),
+        (
+            [
+                "optimize",
+                "--engine",
+                "graph",
+                "--rubric",
+                RUBRIC,
+                "--task",
+                "t",
+                "--token-budget",
+                "5",
+            ],
+            "--token-budget cannot be used with --engine graph",
+        ),
+        (
+            ["optimize", "--rubric", RUBRIC, "--task", "t", "--thread", "x"],
+            "--thread needs --engine graph",
+        ),
+        (
+            ["optimize", "--task", "t", "--base-url", emulator.base_url],
+            "give --rubric FILE (or --resume THREAD to continue a graph run)",
+        ),
+    ):
+        ran = in_process(capsys, *args)
+        assert ran.code == 2 and message in ran.err, (args, ran.err)
+    assert gradeloop("optimize", "--resume", "nope").err.startswith(
+        "gradeloop: error: no graph thread 'nope'"
+    )  # and once as a user runs it
+    assert emulator.bodies == []
