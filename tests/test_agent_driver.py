@@ -202,3 +202,22 @@ def test_as_a_script(emulator: Emulator, tmp_path: Path) -> None:
     with HistoryStore(home / "history.db") as store:
         [summary] = store.list_loops()
     assert summary.passed is True and summary.stop_reason == "passed"
+
+
+def test_the_quick_start_in_the_docs_runs(emulator: Emulator, monkeypatch: Any) -> None:
+    text = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
+    snippet = text.split("```python\n", 1)[1].split("```", 1)[0]
+    replies = iter(
+        [
+            tool_use("evaluate_output", {"output": "Hi there.", "criteria": [SHORT]}, 1),
+            text_reply("It passes."),
+        ]
+    )
+    emulator.responder = lambda body: next(replies)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", emulator.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    scope: dict[str, Any] = {}
+    exec(compile(snippet, "docs/tools.md", "exec"), scope)
+    answer = scope["messages"][-2]["content"][0]  # the user turn of tool results
+    assert json.loads(answer["content"])["passed"] is True
+    assert len(emulator.bodies) == 2 and scope["reply"].stop_reason == "end_turn"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -15,7 +16,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from gradeloop import AnthropicGenerator, AnthropicJudge, HistoryStore
-from gradeloop.cli import main
+from gradeloop.cli import build_parser, main
 from gradeloop.mcp_server import build_runner, build_server
 from gradeloop.testing import text_reply, verdict_reply
 from gradeloop.tools import TOOL_NAMES, tool_definitions
@@ -216,3 +217,22 @@ def test_importing_the_tools_and_the_server_module_loads_neither_mcp_nor_the_sdk
         check=True,
     )
     assert ran.stdout.strip() == "[]"
+
+
+def test_the_client_configurations_in_the_docs_parse_and_run_this_command() -> None:
+    text = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```json\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) == 2
+    documented = {
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "GRADELOOP_MODEL",
+        "GRADELOOP_JUDGE_MODEL",
+        "GRADELOOP_HOME",
+    }
+    for block in blocks:
+        for server in json.loads(block)["mcpServers"].values():
+            assert server["command"] == "gradeloop"
+            args = build_parser().parse_args(server["args"])
+            assert args.command == "mcp"
+            assert set(server["env"]) <= documented
