@@ -179,6 +179,10 @@ def test_build_runner_uses_no_model_without_configuration(
 ) -> None:
     with build_runner(db=str(tmp_path / "a.db")) as bare:
         assert bare.generator is None and bare.judge is None
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with build_runner(db=str(tmp_path / "k.db")) as keyed:
+        assert isinstance(keyed.generator, AnthropicGenerator)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("GRADELOOP_JUDGE_MODEL", "judge-model")
     with build_runner(
         base_url="http://127.0.0.1:9", db=str(tmp_path / "b.db"), structured="json"
@@ -198,9 +202,18 @@ def test_without_the_extra_the_command_says_what_to_install(
     assert "pip install 'gradeloop[mcp]'" in err and "Traceback" not in err
 
 
-def test_bad_options_exit_2_before_serving(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["mcp", "--max-iterations", "-1"]) == 2
-    assert "--max-iterations must be 0 (no cap) or more, not -1" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("--max-iterations", "--max-iterations must be 0 (no cap) or more, not -1"),
+        ("--stagnation-rounds", "--stagnation-rounds must be 0 or more, not -1"),
+    ],
+)
+def test_bad_options_exit_2_before_serving(
+    option: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["mcp", option, "-1"]) == 2
+    assert expected in capsys.readouterr().err
 
 
 def test_importing_the_tools_and_the_server_module_loads_neither_mcp_nor_the_sdk() -> None:

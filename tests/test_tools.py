@@ -253,9 +253,13 @@ def test_a_reevaluation_is_answered_but_the_first_is_what_is_recorded(
     g = r.call("generate_initial_output", {"task": "t", "criteria": CODE_ONLY})
     r.call("evaluate_output", {"output": g["content"]})
     loose = [{**SHORT, "options": {"max_words": 20}}]
-    assert r.call("evaluate_output", {"output": g["content"], "criteria": loose})["passed"]
+    again = r.call("evaluate_output", {"output": g["content"], "criteria": loose})
+    assert again["passed"] is True and "stop_reason" not in again  # it does not end the loop
     [record] = store.iterations(g["loop_id"])
     assert record["evaluation"]["passed"] is False
+    assert store.get(g["loop_id"])["status"] == "running"
+    revised = r.call("optimize_output", {"output": g["content"]})  # on the first issues
+    assert revised["iteration"] == 2
 
 
 def test_a_generated_output_shows_as_pending_until_evaluated(store: HistoryStore) -> None:
@@ -423,6 +427,50 @@ def test_bad_arguments_come_back_as_error_objects(
     assert kind == "invalid_arguments" and expected in message
 
 
+@pytest.mark.parametrize(
+    ("criteria", "kind", "expected"),
+    [
+        ([], "invalid_arguments", "'criteria' must be a non-empty array"),
+        (
+            ["short"],
+            "invalid_criteria",
+            "criteria[0] must be an object {key, description, ...}, not a string",
+        ),
+        (
+            [{**SHORT, "checker": 3}],
+            "invalid_criteria",
+            "criterion 'short': 'checker' must be a checker's name (a string), not a number",
+        ),
+        ([SHORT, SHORT], "invalid_criteria", "duplicate key 'short'"),
+        ([{**POLITE, "weight": -1}], "invalid_criteria", "weight must be a number >= 0"),
+    ],
+)
+def test_malformed_criteria_are_named(
+    store: HistoryStore, criteria: Any, kind: str, expected: str
+) -> None:
+    got = error(runner(store).call("evaluate_output", {"output": "a", "criteria": criteria}))
+    assert got[0] == kind and expected in got[1]
+
+
+def test_feedback_items_must_be_strings(store: HistoryStore) -> None:
+    r = runner(store)
+    g = r.call("generate_initial_output", {"task": "t", "criteria": CODE_ONLY})
+    kind, message = error(r.call("optimize_output", {"output": g["content"], "feedback": ["a", 1]}))
+    assert kind == "invalid_arguments" and "one item is not a string" in message
+    assert "error" not in r.call("optimize_output", {"output": g["content"], "feedback": ["a"]})
+
+
+def test_an_evaluation_without_issues_needs_feedback_to_revise(store: HistoryStore) -> None:
+    # The judge met every key but did not claim a pass, and named nothing to fix.
+    r = runner(store, None, verdict(False, {"polite": True}, issues=[]))
+    g = r.call("generate_initial_output", {"task": "t", "criteria": [POLITE]})
+    e = r.call("evaluate_output", {"output": g["content"]})
+    assert (e["passed"], e["issues"], "stop_reason" in e) == (False, [], False)
+    kind, message = error(r.call("optimize_output", {"output": g["content"]}))
+    assert kind == "invalid_arguments" and "listed no issues" in message
+    assert "error" not in r.call("optimize_output", {"output": g["content"], "feedback": "x"})
+
+
 def test_criteria_as_json_text_are_accepted(store: HistoryStore) -> None:
     result = runner(store).call(
         "evaluate_output", {"output": "a b", "criteria": json.dumps(CODE_ONLY)}
@@ -523,7 +571,9 @@ def test_a_writer_failure_is_an_error_object(
     r = ToolRunner(generator, None, store)
     kind, message = error(r.call("generate_initial_output", {"task": "t", "criteria": CODE_ONLY}))
     assert kind == "generation_failed" and expected in message
-    assert store.list_loops() == []
+    revise = {"output": "text of its own", "feedback": "shorter", "criteria": CODE_ONLY}
+    assert error(r.call("optimize_output", revise))[0] == "generation_failed"
+    assert store.list_loops() == []  # a failed call leaves no loop behind
 
 
 def test_unknown_tool_and_unknown_loop(store: HistoryStore) -> None:

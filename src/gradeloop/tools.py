@@ -183,8 +183,6 @@ class ToolRunner:
     def _evaluate(self, args: dict[str, Any]) -> dict[str, Any]:
         text = required_text(args, "output")
         found, rubric = self._find(text, criteria_arg(args, self.registry))
-        if rubric.judge_keys and self.judge is None:
-            raise ToolFailure("judge_required", _judge_required(rubric.judge_keys))
         n, started = len(_calls(self.judge)), time.perf_counter()
         try:
             ev = grade(
