@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from gradeloop import HistoryStore
+from gradeloop import HistoryStore, Rubric
 from gradeloop.cli import main
+from gradeloop.cli._optimize_graph import CHECKPOINTS, _Threads
 from tests.cli_helpers import EXAMPLE, ROOT, Ran, gradeloop
 from tests.emulator import Emulator, HTTPError
 from tests.test_cli_optimize import RUBRIC, Model, judged
@@ -246,6 +247,21 @@ def test_graph_flags_that_cannot_work_are_exit_2(
             ["optimize", "--rubric", RUBRIC, "--task", "t", "--thread", "x"],
             "--thread needs --engine graph",
         ),
+        (["optimize", "--resume", "x", "--engine", "loop"], "drop --engine loop"),
+        (
+            [
+                "optimize",
+                "--engine",
+                "graph",
+                "--rubric",
+                RUBRIC,
+                "--task",
+                "t",
+                "--return",
+                "last",
+            ],
+            "--return cannot be used with --engine graph: the graph runs the seed loop",
+        ),
         (
             ["optimize", "--task", "t", "--base-url", emulator.base_url],
             "give --rubric FILE (or --resume THREAD to continue a graph run)",
@@ -257,3 +273,48 @@ def test_graph_flags_that_cannot_work_are_exit_2(
         "gradeloop: error: no graph thread 'nope'"
     )  # and once as a user runs it
     assert emulator.bodies == []
+
+
+def test_single_shot_and_cap_0_on_the_graph_engine(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emulator.responder = Model([judged(False)] * 3)
+    base = [
+        "optimize",
+        "--engine",
+        "graph",
+        "--rubric",
+        RUBRIC,
+        "--task",
+        "t",
+        "--base-url",
+        emulator.base_url,
+        "--no-history",
+    ]
+    single = in_process(capsys, *base, "--single-shot")
+    assert single.code == 1 and "NOT PASSED: max_rounds after 1 round(s)" in single.err
+    assert kinds(emulator) == ["generate", "evaluate"]
+    unjudged = in_process(capsys, *base, "--max-rounds", "0")
+    assert unjudged.code == 1 and "NOT PASSED: max_rounds after 0 round(s)" in unjudged.err
+    assert "scored -/10" in unjudged.err
+    assert kinds(emulator) == ["generate", "evaluate", "generate"]
+
+
+def test_a_thread_that_died_before_its_first_checkpoint_starts_over(
+    emulator: Emulator, gradeloop_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = {
+        "rubric": Rubric.load(RUBRIC).to_dict(),
+        "max_rounds": 2,
+        "history": False,
+        "base_url": emulator.base_url,
+    }
+    with _Threads(gradeloop_home / CHECKPOINTS) as threads:
+        threads.create("early", "write the guide", settings)
+    emulator.responder = Model([judged(True)])
+    ran = in_process(capsys, "optimize", "--resume", "early")
+    assert ran.code == 0, ran.err
+    assert kinds(emulator) == ["generate", "evaluate"]
+    assert "write the guide" in emulator.bodies[0]["messages"][0]["content"]
+    unknown = in_process(capsys, "optimize", "--resume", "late")
+    assert unknown.code == 2 and "(recent threads: early)" in unknown.err
