@@ -85,6 +85,7 @@ _OUTPUT = {
     "(that is how it is linked to its loop).",
 }
 
+#: The four tools in the Anthropic format; pass as ``tools=`` (see :func:`tool_definitions`).
 TOOL_DEFINITIONS: list[dict[str, Any]] = [
     {
         "name": "generate_initial_output",
@@ -178,6 +179,7 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
     },
 ]
 
+#: The tools' names, in order.
 TOOL_NAMES: tuple[str, ...] = tuple(d["name"] for d in TOOL_DEFINITIONS)
 
 
