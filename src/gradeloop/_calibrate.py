@@ -23,7 +23,7 @@ from ._grade import Evaluation, Judge, grade
 from ._jsonl import LabelledItem
 from ._registry import Registry
 from ._rubric import Criterion, Rubric
-from .errors import JudgeError
+from .errors import JudgeError, JudgeRequiredError
 
 __all__ = ["MIN_LABELS", "CalibrationReport", "KeyCalibration", "calibrate", "needs_judge"]
 
@@ -196,10 +196,14 @@ def calibrate(
     """Grade every labelled draft with the whole rubric and compare with the labels.
 
     The judge is asked as the rubric asks it in use (every judge key, once per
-    draft), so the figures describe the judge as it runs. ``previous`` is an
+    draft), so the figures describe the judge as it runs. Without a judge, labels
+    on judge-filled keys raise :class:`~gradeloop.errors.JudgeRequiredError`; a
+    judge *shadow* is left unrated. ``previous`` is an
     earlier run's :meth:`CalibrationReport.to_json`, for the deltas.
     """
-    use_judge = needs_judge(rubric, items)
+    use_judge = needs_judge(rubric, items) and judge is not None
+    if judge is None:
+        _require_judge(rubric, items)
     pairs: dict[tuple[str, Role], _Pairs] = {}
     failures: list[tuple[str, str]] = []
     for item in items:
@@ -230,6 +234,14 @@ def calibrate(
         judge_failures=failures,
         previous=previous,
     )
+
+
+def _require_judge(rubric: Rubric, items: Sequence[LabelledItem]) -> None:
+    """Labels on judge-filled keys need the judge; a judge shadow is merely left unrated."""
+    labelled = {k for item in items for k in item.labels}
+    keys = [c.key for c in rubric.judge_criteria if c.key in labelled]
+    if keys:
+        raise JudgeRequiredError(keys, hint="calibrating them needs a judge")
 
 
 def _collect(

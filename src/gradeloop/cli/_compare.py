@@ -76,20 +76,20 @@ def run(args: argparse.Namespace) -> int:
     rubric = Rubric.load(args.rubric)
     if args.from_history == (args.drafts is not None):
         raise InputError("give a DRAFTS file or --from-history (one of them)")
-    asked = judge_request(rubric)
-    judge = None
-    if asked:
-        require_model(args, [c.key for c in asked], code_only_hint=False)
-        judge = build_judge(args)
     if args.db is not None and args.from_history and not Path(args.db).is_file():
         raise InputError(f"history database not found: {args.db}")
+    asked = judge_request(rubric)
+    if asked:  # before any work, so a missing model is reported at once
+        require_model(args, [c.key for c in asked], code_only_hint=False)
+    items = (
+        None if args.from_history else read_drafts(args.drafts, default_task=_default_task(args))
+    )
     store = None if args.no_history and not args.from_history else HistoryStore(args.db)
     try:
-        if args.from_history:
+        if items is None:
             assert store is not None
             items = history_drafts(store, args.loops)
-        else:
-            items = read_drafts(args.drafts, default_task=_default_task(args))
+        judge = build_judge(args) if asked else None
         report = compare(items, rubric, judge=judge, store=None if args.no_history else store)
     finally:
         if store is not None:
