@@ -158,6 +158,12 @@ def test_the_cap_halts_at_every_value(rubric: Rubric, cap: int) -> None:
     assert ("evaluate" in ran.calls) is (cap >= 1)
 
 
+def test_a_high_cap_is_not_cut_short_by_the_step_limit(rubric: Rubric) -> None:
+    # 2 * 20 + 1 steps: more than the 25 that older LangGraph versions allowed by default
+    ran = Ran(rubric, [fail()] * 20, max_rounds=20)
+    assert ran.state["rounds"] == 20 and ran.result == ("d19", False)
+
+
 def test_only_the_task_is_needed_and_the_state_is_fully_declared(rubric: Rubric) -> None:
     final = build_graph(rubric, generator=FakeGenerator(), judge=FakeJudge(ok())).invoke(
         {"task": "t"}
