@@ -24,8 +24,7 @@ B = [T, T, F, F, F, T, T, F, T, F]
 
 
 def test_confusion_counts_each_cell() -> None:
-    assert confusion(A, B) == Confusion(both_pass=4, both_fail=3, a_pass_b_fail=2,
-                                        a_fail_b_pass=1)
+    assert confusion(A, B) == Confusion(both_pass=4, both_fail=3, a_pass_b_fail=2, a_fail_b_pass=1)
     assert confusion(A, B).n == 10 and confusion(A, B).agreements == 7
 
 
@@ -103,8 +102,12 @@ def test_bundles_and_json() -> None:
     stats = pass_fail_stats(A, B)
     assert (stats.n, stats.agreement) == (10, pytest.approx(0.7))
     data = stats.to_json("code", "judge")
-    assert data["confusion"] == {"both_pass": 4, "both_fail": 3, "code_pass_judge_fail": 2,
-                                 "code_fail_judge_pass": 1}
+    assert data["confusion"] == {
+        "both_pass": 4,
+        "both_fail": 3,
+        "code_pass_judge_fail": 2,
+        "code_fail_judge_pass": 1,
+    }
     assert data["kappa"] == 0.4 and "kappa_note" not in data
     flipped = stats.swapped().to_json("judge", "code")["confusion"]
     assert flipped["judge_pass_code_fail"] == 1 and flipped["judge_fail_code_pass"] == 2

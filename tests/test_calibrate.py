@@ -37,11 +37,22 @@ def reg() -> Registry:
 
 @pytest.fixture
 def rubric(reg: Registry) -> Rubric:
-    return Rubric.from_dict({"name": "demo", "criteria": [
-        {"key": "api_cited", "description": "Cites the spec."},
-        {"key": "clarity", "description": "Clear.", "scale": "score", "threshold": 7},
-        {"key": "marked", "description": "Has an x.", "checker": "has_x", "shadow": "judge"},
-    ]}, registry=reg)
+    return Rubric.from_dict(
+        {
+            "name": "demo",
+            "criteria": [
+                {"key": "api_cited", "description": "Cites the spec."},
+                {"key": "clarity", "description": "Clear.", "scale": "score", "threshold": 7},
+                {
+                    "key": "marked",
+                    "description": "Has an x.",
+                    "checker": "has_x",
+                    "shadow": "judge",
+                },
+            ],
+        },
+        registry=reg,
+    )
 
 
 class ScriptedJudge:
@@ -69,8 +80,7 @@ def items(labels: Sequence[dict[str, Any]]) -> list[LabelledItem]:
 
 def test_pass_fail_agreement_and_kappa_against_labels(rubric: Rubric, reg: Registry) -> None:
     judge = ScriptedJudge({f"d{n}": {"api_cited": j, "clarity": 5} for n, j in enumerate(JUDGE)})
-    report = calibrate(items([{"api_cited": h} for h in HUMAN]), rubric, judge=judge,
-                       registry=reg)
+    report = calibrate(items([{"api_cited": h} for h in HUMAN]), rubric, judge=judge, registry=reg)
     (k,) = report.keys
     assert (k.key, k.rated_by, k.labels, k.rated) == ("api_cited", "judge", 10, 10)
     assert k.stats.agreement == pytest.approx(0.7) and k.stats.kappa == pytest.approx(0.4)
@@ -79,8 +89,9 @@ def test_pass_fail_agreement_and_kappa_against_labels(rubric: Rubric, reg: Regis
 
 def test_scored_keys_get_mae_and_correlation(rubric: Rubric, reg: Registry) -> None:
     judge = ScriptedJudge({"d0": {"clarity": 8}, "d1": {"clarity": 5}, "d2": {"clarity": 6}})
-    report = calibrate(items([{"clarity": 7}, {"clarity": 5}, {"clarity": 9}]), rubric,
-                       judge=judge, registry=reg)
+    report = calibrate(
+        items([{"clarity": 7}, {"clarity": 5}, {"clarity": 9}]), rubric, judge=judge, registry=reg
+    )
     (k,) = report.keys
     figures = k.figures()
     assert figures["mae"] == pytest.approx(4 / 3)
@@ -91,10 +102,13 @@ def test_scored_keys_get_mae_and_correlation(rubric: Rubric, reg: Registry) -> N
 
 
 def test_a_shadowed_key_is_calibrated_on_both_sources(rubric: Rubric, reg: Registry) -> None:
-    judge = ScriptedJudge({"d0": {"marked": False, "clarity": 5},
-                           "d1": {"marked": False, "clarity": 5}})
-    labelled = [LabelledItem("a", "t", "d0", {"marked": False}),
-                LabelledItem("b", "t", "xd1", {"marked": True})]
+    judge = ScriptedJudge(
+        {"d0": {"marked": False, "clarity": 5}, "d1": {"marked": False, "clarity": 5}}
+    )
+    labelled = [
+        LabelledItem("a", "t", "d0", {"marked": False}),
+        LabelledItem("b", "t", "xd1", {"marked": True}),
+    ]
     judge.answers["xd1"] = judge.answers["d1"]
     report = calibrate(labelled, rubric, judge=judge, registry=reg)
     by_role = {k.role: k for k in report.keys}
@@ -121,16 +135,20 @@ def test_without_a_judge_judge_labels_are_refused_and_shadows_unrated(
 
 def test_fewer_than_50_labels_warn(rubric: Rubric, reg: Registry) -> None:
     report = calibrate(items([{"marked": False}] * (MIN_LABELS - 1)), rubric, registry=reg)
-    assert report.warnings[0] == (f"marked (has_x): only {MIN_LABELS - 1} labelled drafts; "
-                                  f"about {MIN_LABELS} are needed before trusting these figures")
+    assert report.warnings[0] == (
+        f"marked (has_x): only {MIN_LABELS - 1} labelled drafts; "
+        f"about {MIN_LABELS} are needed before trusting these figures"
+    )
 
 
 def test_a_judge_failure_leaves_its_labels_unrated_and_keeps_the_checkers(
     rubric: Rubric, reg: Registry
 ) -> None:
     judge = ScriptedJudge({"d0": {"api_cited": True, "clarity": 5}})
-    labelled = [LabelledItem("ok", "t", "d0", {"api_cited": True, "marked": False}),
-                LabelledItem("bad", "t", "boom", {"api_cited": True, "marked": False})]
+    labelled = [
+        LabelledItem("ok", "t", "d0", {"api_cited": True, "marked": False}),
+        LabelledItem("bad", "t", "boom", {"api_cited": True, "marked": False}),
+    ]
     report = calibrate(labelled, rubric, judge=judge, registry=reg)
     figures = {(k.key, k.role): (k.labels, k.rated) for k in report.keys}
     assert report.judge_failures == [("bad", "refusal: declined")]
@@ -142,16 +160,28 @@ def test_deltas_against_the_previous_run(rubric: Rubric, reg: Registry) -> None:
     labelled = items([{"api_cited": h} for h in HUMAN])
     worse = ScriptedJudge({f"d{n}": {"api_cited": j, "clarity": 5} for n, j in enumerate(JUDGE)})
     first = calibrate(labelled, rubric, judge=worse, registry=reg).to_json()
-    reworded = Rubric.from_dict({**rubric.to_dict(), "criteria": [
-        {**c.model_dump(exclude_defaults=True),
-         **({"description": "Cites a spec section."} if c.key == "api_cited" else {})}
-        for c in rubric]}, registry=reg)
-    better = ScriptedJudge({f"d{n}": {"api_cited": h, "clarity": 5}
-                            for n, h in enumerate(HUMAN)})
+    reworded = Rubric.from_dict(
+        {
+            **rubric.to_dict(),
+            "criteria": [
+                {
+                    **c.model_dump(exclude_defaults=True),
+                    **({"description": "Cites a spec section."} if c.key == "api_cited" else {}),
+                }
+                for c in rubric
+            ],
+        },
+        registry=reg,
+    )
+    better = ScriptedJudge({f"d{n}": {"api_cited": h, "clarity": 5} for n, h in enumerate(HUMAN)})
     second = calibrate(labelled, reworded, judge=better, registry=reg, previous=first)
     (k,) = second.keys
-    assert k.delta() == {"agreement": pytest.approx(0.3), "kappa": pytest.approx(0.6),
-                         "mae": None, "correlation": None}
+    assert k.delta() == {
+        "agreement": pytest.approx(0.3),
+        "kappa": pytest.approx(0.6),
+        "mae": None,
+        "correlation": None,
+    }
     assert second.changed_descriptions() == ["api_cited"]
     assert calibrate(labelled, rubric, judge=worse, registry=reg).keys[0].delta() is None
 
@@ -161,29 +191,41 @@ def test_deltas_against_the_previous_run(rubric: Rubric, reg: Registry) -> None:
 GOOD = '{"id": "a", "task": "t", "draft": "x", "labels": {"api_cited": true, "clarity": 8}}'
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ('{"task": "t", "draft": "x", "labels": {"api_cited": true}', "invalid JSON"),
-    ('[1, 2]', "expected a JSON object, got an array"),
-    ('{"task": "t", "labels": {"api_cited": true}}', "missing field 'draft'"),
-    ('{"task": "t", "draft": "x"}', "missing field 'labels'"),
-    ('{"draft": "x", "labels": {"api_cited": true}}', "missing field 'task'"),
-    ('{"task": "t", "draft": "x", "labels": [true]}', "'labels' must be an object"),
-    ('{"task": "t", "draft": "x", "labels": {}}', "'labels' is empty"),
-    ('{"task": "t", "draft": "x", "labels": {"api_cite": true}}',
-     "unknown criterion 'api_cite' in 'labels'; did you mean 'api_cited'?"),
-    ('{"task": "t", "draft": "x", "labels": {"api_cited": "yes"}}',
-     "label 'api_cited' is a pass/fail criterion: give true or false, not \"yes\""),
-    ('{"task": "t", "draft": "x", "labels": {"api_cited": 1}}', "give true or false, not 1"),
-    ('{"task": "t", "draft": "x", "labels": {"clarity": true}}',
-     "label 'clarity' is a scored criterion: give a score from 1 to 10, not true"),
-    ('{"task": "t", "draft": "x", "labels": {"clarity": 11}}', "from 1 to 10, not 11"),
-    ('{"task": "t", "draft": 7, "labels": {"clarity": 5}}', "'draft' must be a string"),
-    ('{"task": "t", "draft": "x", "lables": {"clarity": 5}}', "did you mean 'labels'?"),
-    ('{"id": "a", "task": "t", "draft": "x", "labels": {"clarity": 5}}',
-     "id 'a' is already used at"),
-])
-def test_malformed_label_lines_name_file_and_line(tmp_path: Path, rubric: Rubric, line: str,
-                                                   message: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"task": "t", "draft": "x", "labels": {"api_cited": true}', "invalid JSON"),
+        ("[1, 2]", "expected a JSON object, got an array"),
+        ('{"task": "t", "labels": {"api_cited": true}}', "missing field 'draft'"),
+        ('{"task": "t", "draft": "x"}', "missing field 'labels'"),
+        ('{"draft": "x", "labels": {"api_cited": true}}', "missing field 'task'"),
+        ('{"task": "t", "draft": "x", "labels": [true]}', "'labels' must be an object"),
+        ('{"task": "t", "draft": "x", "labels": {}}', "'labels' is empty"),
+        (
+            '{"task": "t", "draft": "x", "labels": {"api_cite": true}}',
+            "unknown criterion 'api_cite' in 'labels'; did you mean 'api_cited'?",
+        ),
+        (
+            '{"task": "t", "draft": "x", "labels": {"api_cited": "yes"}}',
+            "label 'api_cited' is a pass/fail criterion: give true or false, not \"yes\"",
+        ),
+        ('{"task": "t", "draft": "x", "labels": {"api_cited": 1}}', "give true or false, not 1"),
+        (
+            '{"task": "t", "draft": "x", "labels": {"clarity": true}}',
+            "label 'clarity' is a scored criterion: give a score from 1 to 10, not true",
+        ),
+        ('{"task": "t", "draft": "x", "labels": {"clarity": 11}}', "from 1 to 10, not 11"),
+        ('{"task": "t", "draft": 7, "labels": {"clarity": 5}}', "'draft' must be a string"),
+        ('{"task": "t", "draft": "x", "lables": {"clarity": 5}}', "did you mean 'labels'?"),
+        (
+            '{"id": "a", "task": "t", "draft": "x", "labels": {"clarity": 5}}',
+            "id 'a' is already used at",
+        ),
+    ],
+)
+def test_malformed_label_lines_name_file_and_line(
+    tmp_path: Path, rubric: Rubric, line: str, message: str
+) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_text(f"{GOOD}\n\n{line}\n")
     with pytest.raises(InputError) as info:
@@ -200,12 +242,14 @@ def test_a_good_label_file_reads(tmp_path: Path, rubric: Rubric) -> None:
     assert second.output_id == "labels.jsonl:3"
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"", "no labelled drafts in the file"),
-    (b"\xff\xfe", "not UTF-8 text"),
-])
-def test_unusable_label_files(tmp_path: Path, rubric: Rubric, content: bytes,
-                              message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "no labelled drafts in the file"),
+        (b"\xff\xfe", "not UTF-8 text"),
+    ],
+)
+def test_unusable_label_files(tmp_path: Path, rubric: Rubric, content: bytes, message: str) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_bytes(content)
     with pytest.raises(InputError, match=message):
@@ -231,18 +275,20 @@ def test_calibrate_reports_stores_and_shows_the_change(
     assert first.code == 0, first.err
     rows = {tuple(ln.split()[:2]): ln.split()[2:] for ln in first.out.splitlines()}
     assert rows[("sentence_len", "judge")] == ["10", "70%", "0.40", "-", "-"]
-    assert rows[("sentence_len", "sentence_len")] == ["(shadow)", "10", "100%", "1.00", "-",
-                                                      "-"]
+    assert rows[("sentence_len", "sentence_len")] == ["(shadow)", "10", "100%", "1.00", "-", "-"]
     assert "warning: only 10 labelled drafts for api_cited (judge)" in first.out
     assert "about 50 are needed" in first.out
     assert len(emulator.bodies) == 10
 
     # a clearer description: the stand-in judge then treats list items as sentences
     v2 = tmp_path / "rubric-v2.toml"
-    v2.write_text(SHADOW_RUBRIC.read_text().replace(
-        'description = "No sentence is longer than 40 words."',
-        'description = "No sentence is longer than 40 words; count the words exactly, and '
-        'read each list item as a sentence of its own."'))
+    v2.write_text(
+        SHADOW_RUBRIC.read_text().replace(
+            'description = "No sentence is longer than 40 words."',
+            'description = "No sentence is longer than 40 words; count the words exactly, and '
+            'read each list item as a sentence of its own."',
+        )
+    )
     second = run_calibrate(emulator, LABELS, "--rubric", str(v2), "--json")
     assert second.code == 0, second.err
     data = json.loads(second.out)
@@ -255,24 +301,42 @@ def test_calibrate_reports_stores_and_shows_the_change(
         runs = store.calibration_runs("payments-guide")
         assert [r["run_id"] for r in runs] == [data["run_id"], data["previous"]["run_id"]]
         keys = store.calibration_keys(data["run_id"])
-    assert {(k["key"], k["role"]) for k in keys} >= {("sentence_len", "primary"),
-                                                     ("sentence_len", "shadow")}
+    assert {(k["key"], k["role"]) for k in keys} >= {
+        ("sentence_len", "primary"),
+        ("sentence_len", "shadow"),
+    }
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("{not json}", "labels.jsonl:2: invalid JSON"),
-    ('{"draft": "x", "labels": {"sentence_len": "no"}}',
-     "labels.jsonl:2: label 'sentence_len' is a pass/fail criterion"),
-    ('{"draft": "x", "labels": {"sentence_lenght": true}}',
-     "labels.jsonl:2: unknown criterion 'sentence_lenght'"),
-    ('{"labels": {"sentence_len": true}}', "labels.jsonl:2: missing field 'draft'"),
-])
-def test_calibrate_malformed_labels_exit_2_with_the_line(tmp_path: Path, line: str,
-                                                         message: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json}", "labels.jsonl:2: invalid JSON"),
+        (
+            '{"draft": "x", "labels": {"sentence_len": "no"}}',
+            "labels.jsonl:2: label 'sentence_len' is a pass/fail criterion",
+        ),
+        (
+            '{"draft": "x", "labels": {"sentence_lenght": true}}',
+            "labels.jsonl:2: unknown criterion 'sentence_lenght'",
+        ),
+        ('{"labels": {"sentence_len": true}}', "labels.jsonl:2: missing field 'draft'"),
+    ],
+)
+def test_calibrate_malformed_labels_exit_2_with_the_line(
+    tmp_path: Path, line: str, message: str
+) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_text('{"draft": "fine", "labels": {"sentence_len": true}}\n' + line + "\n")
-    ran = gradeloop("calibrate", str(path), "--rubric", str(SHADOW_RUBRIC), "--task", "t",
-                    "--base-url", "http://127.0.0.1:9")
+    ran = gradeloop(
+        "calibrate",
+        str(path),
+        "--rubric",
+        str(SHADOW_RUBRIC),
+        "--task",
+        "t",
+        "--base-url",
+        "http://127.0.0.1:9",
+    )
     assert ran.code == 2, ran.err
     assert message in ran.err and str(tmp_path) in ran.err
 
@@ -283,8 +347,16 @@ def test_calibrate_needs_a_model_only_for_judge_labels(tmp_path: Path) -> None:
     ran = gradeloop("calibrate", str(path), "--rubric", str(SHADOW_RUBRIC), "--task", "t")
     assert ran.code == 2 and "ANTHROPIC_API_KEY" in ran.err and "api_cited" in ran.err
     path.write_text('{"draft": "Short. Fine.", "labels": {"code_runs": true}}\n')
-    ran = gradeloop("calibrate", str(path), "--rubric", str(SHADOW_RUBRIC), "--task", "t",
-                    "--json", "--no-history")
+    ran = gradeloop(
+        "calibrate",
+        str(path),
+        "--rubric",
+        str(SHADOW_RUBRIC),
+        "--task",
+        "t",
+        "--json",
+        "--no-history",
+    )
     assert ran.code == 0, ran.err
     (key,) = json.loads(ran.out)["keys"]
     assert (key["key"], key["rated_by"], key["agreement"]) == ("code_runs", "code_runs", 1.0)

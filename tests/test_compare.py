@@ -31,8 +31,7 @@ TASK = str(EXAMPLE / "task.md")
 
 def stand_in() -> ModuleType:
     """The example's deterministic stand-in judge (examples/payments-guide)."""
-    spec = importlib.util.spec_from_file_location("stand_in_judge",
-                                                  EXAMPLE / "stand_in_judge.py")
+    spec = importlib.util.spec_from_file_location("stand_in_judge", EXAMPLE / "stand_in_judge.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -45,8 +44,9 @@ def run_compare(emulator: Emulator, *args: str) -> Any:
     return gradeloop("compare", *args, "--task-file", TASK, "--base-url", emulator.base_url)
 
 
-def compare_here(emulator: Emulator, capsys: pytest.CaptureFixture[str], *args: str
-                 ) -> tuple[int, str, str]:
+def compare_here(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
     """The same command in this process (the SDK is imported once per test session)."""
     emulator.responder = stand_in().respond
     code = main(["compare", *args, "--task-file", TASK, "--base-url", emulator.base_url])
@@ -108,8 +108,7 @@ class CountingJudge:
         if draft == self.fail_on:
             raise JudgeError("declined", reason="refusal")
         met = {c.key: len(draft.split()) <= 4 for c in criteria}
-        return Verdict(reasoning="counted", criteria_met=met, passed=all(met.values()),
-                       issues=[])
+        return Verdict(reasoning="counted", criteria_met=met, passed=all(met.values()), issues=[])
 
 
 @pytest.fixture
@@ -121,15 +120,26 @@ def reg() -> Registry:
 
 @pytest.fixture
 def shadowed(reg: Registry) -> Rubric:
-    return Rubric.from_dict({"criteria": [
-        {"key": "short", "description": "At most 3 words.", "checker": "words",
-         "shadow": "judge"},
-        {"key": "tone", "description": "Polite."},
-    ]}, registry=reg)
+    return Rubric.from_dict(
+        {
+            "criteria": [
+                {
+                    "key": "short",
+                    "description": "At most 3 words.",
+                    "checker": "words",
+                    "shadow": "judge",
+                },
+                {"key": "tone", "description": "Polite."},
+            ]
+        },
+        registry=reg,
+    )
 
 
-ITEMS = [DraftItem(f"i{n}", "t", text) for n, text in
-         enumerate(["a", "a b", "a b c d", "a b c d e", "a b c d e f"])]
+ITEMS = [
+    DraftItem(f"i{n}", "t", text)
+    for n, text in enumerate(["a", "a b", "a b c d", "a b c d e", "a b c d e f"])
+]
 
 
 def test_compare_counts_agreement_and_lists_disagreements(
@@ -152,8 +162,7 @@ def test_compare_counts_agreement_and_lists_disagreements(
     assert set(data["cost_by_key"]) == {"short", "tone"}
 
 
-def test_a_judge_failure_is_counted_and_the_run_goes_on(shadowed: Rubric, reg: Registry
-                                                        ) -> None:
+def test_a_judge_failure_is_counted_and_the_run_goes_on(shadowed: Rubric, reg: Registry) -> None:
     report = compare(ITEMS, shadowed, judge=CountingJudge(fail_on="a b"), registry=reg)
     (k,) = report.keys
     assert report.judge_failures == [("i1", "refusal: declined")]
@@ -179,11 +188,14 @@ def test_compare_reports_agreement_disagreements_and_cost(emulator: Emulator) ->
     assert ran.code == 0, ran.err
     data = json.loads(ran.out)
     (key,) = data["keys"]
-    assert (key["key"], key["primary"], key["shadow"]) == ("sentence_len", "judge",
-                                                           "sentence_len")
+    assert (key["key"], key["primary"], key["shadow"]) == ("sentence_len", "judge", "sentence_len")
     assert (key["n"], key["agreement"], key["kappa"]) == (10, 0.7, 0.4)
-    assert key["confusion"] == {"both_pass": 4, "both_fail": 3, "code_pass_judge_fail": 2,
-                                "code_fail_judge_pass": 1}
+    assert key["confusion"] == {
+        "both_pass": 4,
+        "both_fail": 3,
+        "code_pass_judge_fail": 2,
+        "code_fail_judge_pass": 1,
+    }
     assert [d["output_id"] for d in key["disagreements"]] == ["d03", "d04", "d09"]
     assert "46 words" in key["disagreements"][1]["primary"]["issues"][0]
     assert len(emulator.bodies) == 10  # the judge is called once per draft
@@ -191,74 +203,98 @@ def test_compare_reports_agreement_disagreements_and_cost(emulator: Emulator) ->
 
 
 def test_switching_the_key_saves_what_the_report_attributed(emulator: Emulator) -> None:
-    before = json.loads(run_compare(emulator, DRAFTS, "--rubric", SHADOW_RUBRIC, "--json",
-                                    "--no-history").out)
-    after = json.loads(run_compare(emulator, DRAFTS, "--rubric", SWITCHED_RUBRIC, "--json",
-                                   "--no-history").out)
-    measured = (before["judge"]["usage"]["total_input"]
-                - after["judge"]["usage"]["total_input"]) / 10
+    before = json.loads(
+        run_compare(emulator, DRAFTS, "--rubric", SHADOW_RUBRIC, "--json", "--no-history").out
+    )
+    after = json.loads(
+        run_compare(emulator, DRAFTS, "--rubric", SWITCHED_RUBRIC, "--json", "--no-history").out
+    )
+    measured = (
+        before["judge"]["usage"]["total_input"] - after["judge"]["usage"]["total_input"]
+    ) / 10
     attributed = before["keys"][0]["cost"]["per_draft"]["input"]
     assert measured > 0 and abs(measured - attributed) <= 1.0
-    assert before["judge"]["request"]["keys"] == ["api_cited", "errors_named", "sentence_len",
-                                                  "no_invention"]
+    assert before["judge"]["request"]["keys"] == [
+        "api_cited",
+        "errors_named",
+        "sentence_len",
+        "no_invention",
+    ]
     assert after["judge"]["request"]["keys"] == ["api_cited", "errors_named", "no_invention"]
     assert after["judge"]["request"]["schema_chars"] < before["judge"]["request"]["schema_chars"]
     assert after["keys"] == []
 
 
 def test_compare_text_report(emulator: Emulator, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = compare_here(emulator, capsys, DRAFTS, "--rubric", SHADOW_RUBRIC, "--show",
-                                "1", "--no-history")
+    code, out, _ = compare_here(
+        emulator, capsys, DRAFTS, "--rubric", SHADOW_RUBRIC, "--show", "1", "--no-history"
+    )
     assert code == 0
     row = next(ln for ln in out.splitlines() if ln.startswith("sentence_len  judge"))
-    assert row.split()[:8] == ["sentence_len", "judge", "sentence_len", "10", "70%", "0.40",
-                               "2", "1"]
+    assert row.split()[:8] == [
+        "sentence_len",
+        "judge",
+        "sentence_len",
+        "10",
+        "70%",
+        "0.40",
+        "2",
+        "1",
+    ]
     assert "  sentence_len  d03  code: FAIL  judge: pass" in out
     assert "... and 2 more (--show N, or --json for all)" in out
     assert "sentence_len: switching it to checker 'sentence_len' saves about" in out
 
 
-def test_compare_text_report_without_shadows(emulator: Emulator,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = compare_here(emulator, capsys, DRAFTS, "--rubric", SWITCHED_RUBRIC,
-                                "--no-history")
+def test_compare_text_report_without_shadows(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = compare_here(
+        emulator, capsys, DRAFTS, "--rubric", SWITCHED_RUBRIC, "--no-history"
+    )
     assert code == 0
     assert "judge asked per draft: api_cited, errors_named, no_invention (" in out
     assert "no criterion has a shadow" in out
     assert "api_cited     primary" in out  # the cost table still shows every judge key
 
 
-def test_compare_from_history_uses_recorded_drafts(emulator: Emulator, gradeloop_home: Path
-                                                   ) -> None:
+def test_compare_from_history_uses_recorded_drafts(
+    emulator: Emulator, gradeloop_home: Path
+) -> None:
     drafts = [json.loads(line) for line in Path(DRAFTS).read_text().splitlines()[:3]]
     with HistoryStore(gradeloop_home / "history.db") as store:
         store.start_loop("loop_a", task="Write the guide.", rubric={}, config={})
         for n, d in enumerate(drafts, start=1):
-            store.add_iteration("loop_a", {"iteration": n, "output_id": f"out_{d['id']}",
-                                           "content": d["draft"]})
+            store.add_iteration(
+                "loop_a", {"iteration": n, "output_id": f"out_{d['id']}", "content": d["draft"]}
+            )
     ran = run_compare(emulator, "--from-history", "--rubric", SHADOW_RUBRIC, "--json")
     assert ran.code == 0, ran.err
     data = json.loads(ran.out)
     assert data["drafts"] == 3
     assert [d["output_id"] for d in data["keys"][0]["disagreements"]] == ["out_d03"]
     with HistoryStore(gradeloop_home / "history.db") as store:
-        assert [s.output_id for s in store.shadow_results()] == ["out_d01", "out_d02",
-                                                                 "out_d03"]
+        assert [s.output_id for s in store.shadow_results()] == ["out_d01", "out_d02", "out_d03"]
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    ((), "give a DRAFTS file or --from-history"),
-    ((DRAFTS, "--from-history"), "give a DRAFTS file or --from-history"),
-    (("missing.jsonl",), "drafts file not found: missing.jsonl"),
-])
-def test_compare_bad_arguments_exit_2(emulator: Emulator, args: tuple[str, ...],
-                                      fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ((), "give a DRAFTS file or --from-history"),
+        ((DRAFTS, "--from-history"), "give a DRAFTS file or --from-history"),
+        (("missing.jsonl",), "drafts file not found: missing.jsonl"),
+    ],
+)
+def test_compare_bad_arguments_exit_2(
+    emulator: Emulator, args: tuple[str, ...], fragment: str
+) -> None:
     ran = run_compare(emulator, *args, "--rubric", SHADOW_RUBRIC)
     assert ran.code == 2 and fragment in ran.err
 
 
-def test_compare_malformed_drafts_file_exit_2_with_the_line(emulator: Emulator,
-                                                            tmp_path: Path) -> None:
+def test_compare_malformed_drafts_file_exit_2_with_the_line(
+    emulator: Emulator, tmp_path: Path
+) -> None:
     bad = tmp_path / "drafts.jsonl"
     bad.write_text('{"draft": "fine"}\n{"draft": "oops",}\n')
     ran = run_compare(emulator, str(bad), "--rubric", SHADOW_RUBRIC)

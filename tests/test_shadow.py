@@ -46,8 +46,12 @@ def rubric(reg: Registry, *criteria: dict[str, Any]) -> Rubric:
 
 
 # code key shadowed by the judge; judge key shadowed by a checker
-SHORT = {"key": "short", "description": "At most 5 words.", "checker": "word_limit",
-         "shadow": "judge"}
+SHORT = {
+    "key": "short",
+    "description": "At most 5 words.",
+    "checker": "word_limit",
+    "shadow": "judge",
+}
 TONE = {"key": "tone", "description": "Polite."}
 TONE_SHADOWED = {**TONE, "shadow": "word_limit", "shadow_options": {"max_words": 2}}
 
@@ -57,29 +61,52 @@ THREE_WORDS = "one two three"  # word_limit(5) passes; word_limit(2) fails
 # -- the rubric --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("criterion", "message"), [
-    ({**TONE, "shadow": "judge"}, 'the judge already fills this key, so shadow = "judge"'),
-    ({**TONE, "shadow_options": {"max_words": 2}}, "'shadow_options' are for a shadow checker"),
-    ({**SHORT, "shadow_options": {"max_words": 2}}, "'shadow_options' are for a shadow checker"),
-    ({**TONE, "shadow": "word_limt"}, "shadow: unknown checker 'word_limt'"),
-    ({**TONE, "shadow": "word_limit", "shadow_options": {"max_word": 2}},
-     "shadow_options: unknown option 'max_word' for checker 'word_limit'"),
-    ({**TONE, "shadow": "word_limit", "shadow_options": {"max_words": "many"}},
-     "shadow_options: option 'max_words' of checker 'word_limit'"),
-    ({**SHORT, "shadow": "word_limit"}, "the shadow is the primary checker with the same options"),
-    ({**TONE, "shadow": " "}, "name the shadow"),
-])
-def test_bad_shadows_are_refused_at_load(reg: Registry, criterion: dict[str, Any],
-                                         message: str) -> None:
+@pytest.mark.parametrize(
+    ("criterion", "message"),
+    [
+        ({**TONE, "shadow": "judge"}, 'the judge already fills this key, so shadow = "judge"'),
+        ({**TONE, "shadow_options": {"max_words": 2}}, "'shadow_options' are for a shadow checker"),
+        (
+            {**SHORT, "shadow_options": {"max_words": 2}},
+            "'shadow_options' are for a shadow checker",
+        ),
+        ({**TONE, "shadow": "word_limt"}, "shadow: unknown checker 'word_limt'"),
+        (
+            {**TONE, "shadow": "word_limit", "shadow_options": {"max_word": 2}},
+            "shadow_options: unknown option 'max_word' for checker 'word_limit'",
+        ),
+        (
+            {**TONE, "shadow": "word_limit", "shadow_options": {"max_words": "many"}},
+            "shadow_options: option 'max_words' of checker 'word_limit'",
+        ),
+        (
+            {**SHORT, "shadow": "word_limit"},
+            "the shadow is the primary checker with the same options",
+        ),
+        ({**TONE, "shadow": " "}, "name the shadow"),
+    ],
+)
+def test_bad_shadows_are_refused_at_load(
+    reg: Registry, criterion: dict[str, Any], message: str
+) -> None:
     with pytest.raises(RubricError, match=re.escape(message)) as info:
         rubric(reg, criterion)
     assert info.value.key == criterion["key"]
 
 
 def test_good_shadows_load_and_round_trip(reg: Registry) -> None:
-    r = rubric(reg, SHORT, TONE_SHADOWED,
-               {"key": "short2", "description": "x", "checker": "word_limit",
-                "shadow": "word_limit", "shadow_options": {"max_words": 9}})
+    r = rubric(
+        reg,
+        SHORT,
+        TONE_SHADOWED,
+        {
+            "key": "short2",
+            "description": "x",
+            "checker": "word_limit",
+            "shadow": "word_limit",
+            "shadow_options": {"max_words": 9},
+        },
+    )
     assert [c.key for c in r.shadowed] == ["short", "tone", "short2"]
     assert r.judge_shadow_keys == ("short",)
     assert r["tone"].shadow_source == "code" and r["short"].shadow_source == "judge"
@@ -97,8 +124,9 @@ def test_a_misspelt_shadow_field_is_suggested(reg: Registry) -> None:
 
 def test_the_judge_is_asked_about_a_shadowed_code_key_once_per_draft(reg: Registry) -> None:
     r = rubric(reg, SHORT, TONE)
-    judge = FakeJudge(verdict(True, {"short": True, "tone": True}),
-                      verdict(True, {"short": True, "tone": True}))
+    judge = FakeJudge(
+        verdict(True, {"short": True, "tone": True}), verdict(True, {"short": True, "tone": True})
+    )
     grade(THREE_WORDS, r, judge=judge, registry=reg)
     grade("four five six", r, judge=judge, registry=reg)
     assert [s["keys"] for s in judge.seen] == [["short", "tone"], ["short", "tone"]]
@@ -113,8 +141,10 @@ def test_without_a_shadow_the_code_key_is_not_asked(reg: Registry) -> None:
 
 def test_the_request_holds_a_judge_filled_copy_in_rubric_order(reg: Registry) -> None:
     asked = judge_request(rubric(reg, TONE, SHORT))
-    assert [(c.key, c.source, c.shadow) for c in asked] == [("tone", "judge", None),
-                                                            ("short", "judge", None)]
+    assert [(c.key, c.source, c.shadow) for c in asked] == [
+        ("tone", "judge", None),
+        ("short", "judge", None),
+    ]
 
 
 def test_the_wire_schema_names_the_shadowed_key_once_per_draft(emulator: Emulator) -> None:
@@ -122,19 +152,37 @@ def test_the_wire_schema_names_the_shadowed_key_once_per_draft(emulator: Emulato
 
     r = Rubric.load(Path("examples/payments-guide/rubric.toml"))
     shadowed = Rubric.from_dict(
-        {"criteria": [{**c.model_dump(exclude_defaults=True),
-                       **({"shadow": "judge"} if c.key == "sentence_len" else {})}
-                      for c in r]})
+        {
+            "criteria": [
+                {
+                    **c.model_dump(exclude_defaults=True),
+                    **({"shadow": "judge"} if c.key == "sentence_len" else {}),
+                }
+                for c in r
+            ]
+        }
+    )
     keys = ("api_cited", "errors_named", "sentence_len", "no_invention")
-    emulator.enqueue(verdict_reply({"reasoning": "r", "criteria_met": dict.fromkeys(keys, True),
-                                    "passed": True, "issues": []}))
-    ev = grade("# Guide\n\nShort.", shadowed, task="t",
-               judge=AnthropicJudge(client=emulator.client()))
+    emulator.enqueue(
+        verdict_reply(
+            {
+                "reasoning": "r",
+                "criteria_met": dict.fromkeys(keys, True),
+                "passed": True,
+                "issues": [],
+            }
+        )
+    )
+    ev = grade(
+        "# Guide\n\nShort.", shadowed, task="t", judge=AnthropicJudge(client=emulator.client())
+    )
     assert len(emulator.bodies) == 1
     schema = emulator.bodies[0]["output_config"]["format"]["schema"]
     assert list(schema["$defs"]["CriteriaMet"]["properties"]) == list(keys)
-    assert "sentence_len: No sentence is longer than 40 words." in \
-        emulator.bodies[0]["system"][0]["text"]
+    assert (
+        "sentence_len: No sentence is longer than 40 words."
+        in emulator.bodies[0]["system"][0]["text"]
+    )
     assert [s.key for s in ev.shadows] == ["sentence_len"] and ev.shadows[0].agree is True
 
 
@@ -142,8 +190,14 @@ def test_the_wire_schema_names_the_shadowed_key_once_per_draft(emulator: Emulato
 
 
 def test_a_judge_shadow_that_disagrees_leaves_the_code_verdict(reg: Registry) -> None:
-    judge = FakeJudge(verdict(False, {"short": False, "tone": True},
-                              issues=["short: the judge finds it long"], reasoning="it rambles"))
+    judge = FakeJudge(
+        verdict(
+            False,
+            {"short": False, "tone": True},
+            issues=["short: the judge finds it long"],
+            reasoning="it rambles",
+        )
+    )
     ev = grade(THREE_WORDS, rubric(reg, SHORT, TONE), judge=judge, registry=reg)
     assert ev.accepted is True
     assert ev.verdict.criteria_met == {"short": True, "tone": True}
@@ -163,8 +217,9 @@ def test_a_judge_shadow_that_agrees_is_recorded_as_agreeing(reg: Registry) -> No
 
 def test_a_judge_shadow_cannot_pass_a_failing_code_key(reg: Registry) -> None:
     judge = FakeJudge(verdict(True, {"short": True, "tone": True}))
-    ev = grade("one two three four five six seven", rubric(reg, SHORT, TONE), judge=judge,
-               registry=reg)
+    ev = grade(
+        "one two three four five six seven", rubric(reg, SHORT, TONE), judge=judge, registry=reg
+    )
     assert ev.accepted is False and ev.failed_keys == ("short",)
     assert ev.shadows[0].agree is False
 
@@ -174,8 +229,11 @@ def test_a_checker_shadow_that_disagrees_leaves_the_judge_verdict(reg: Registry)
     ev = grade(THREE_WORDS, rubric(reg, TONE_SHADOWED), judge=judge, registry=reg)
     assert ev.accepted is True and judge.seen[0]["keys"] == ["tone"]
     (s,) = ev.shadows
-    assert (s.primary.source, s.shadow.source, s.shadow.filled_by) == ("judge", "code",
-                                                                      "word_limit")
+    assert (s.primary.source, s.shadow.source, s.shadow.filled_by) == (
+        "judge",
+        "code",
+        "word_limit",
+    )
     assert (s.agree, s.shadow.issues) == (False, ("3 words > 2",))
 
 
@@ -194,16 +252,20 @@ def test_the_judges_own_false_survives_when_its_shadow_keys_pass(reg: Registry) 
 
 
 def test_a_false_own_key_still_fails_when_the_shadow_also_failed(reg: Registry) -> None:
-    judge = FakeJudge(verdict(False, {"short": False, "tone": False},
-                              issues=["short: long", "tone: rude"]))
+    judge = FakeJudge(
+        verdict(False, {"short": False, "tone": False}, issues=["short: long", "tone: rude"])
+    )
     ev = grade(THREE_WORDS, rubric(reg, SHORT, TONE), judge=judge, registry=reg)
     assert ev.accepted is False and ev.failed_keys == ("tone",)
     assert ev.issues == ["tone: rude"]
 
 
 def test_split_verdict_moves_shadow_issues_by_their_key() -> None:
-    v = verdict(False, {"len": False, "len-max": True}, issues=["len: long", "len-max: ok?",
-                                                                 "- `len` again", "general"])
+    v = verdict(
+        False,
+        {"len": False, "len-max": True},
+        issues=["len: long", "len-max: ok?", "- `len` again", "general"],
+    )
     own, moved = split_verdict(v, ["len-max"], ["len"])
     assert own.issues == ["len-max: ok?", "general"]
     assert moved == {"len": ("len: long", "- `len` again")}
@@ -212,8 +274,17 @@ def test_split_verdict_moves_shadow_issues_by_their_key() -> None:
 
 
 def test_a_scored_shadow_records_the_judges_score(reg: Registry) -> None:
-    r = rubric(reg, {"key": "q", "description": "Quality.", "checker": "quality",
-                     "scale": "score", "threshold": 5, "shadow": "judge"})
+    r = rubric(
+        reg,
+        {
+            "key": "q",
+            "description": "Quality.",
+            "checker": "quality",
+            "scale": "score",
+            "threshold": 5,
+            "shadow": "judge",
+        },
+    )
     judge = FakeJudge(verdict(True, {}, scores={"q": 9}))
     ev = grade("one two three", r, judge=judge, registry=reg)
     s = ev.shadows[0]
@@ -226,8 +297,7 @@ def test_a_scored_shadow_records_the_judges_score(reg: Registry) -> None:
 
 def test_a_shadow_checker_that_raises_is_a_failed_shadow(reg: Registry) -> None:
     judge = FakeJudge(verdict(True, {"tone": True}))
-    ev = grade(THREE_WORDS, rubric(reg, {**TONE, "shadow": "explode"}), judge=judge,
-               registry=reg)
+    ev = grade(THREE_WORDS, rubric(reg, {**TONE, "shadow": "explode"}), judge=judge, registry=reg)
     assert ev.accepted is True
     (s,) = ev.shadows
     assert (s.status, s.agree, s.shadow.passed) == ("failed", None, None)
@@ -235,8 +305,11 @@ def test_a_shadow_checker_that_raises_is_a_failed_shadow(reg: Registry) -> None:
 
 
 def test_a_primary_checker_that_raises_is_still_a_failed_criterion(reg: Registry) -> None:
-    ev = grade(THREE_WORDS, rubric(reg, {"key": "k", "description": "d", "checker": "explode"}),
-               registry=reg)
+    ev = grade(
+        THREE_WORDS,
+        rubric(reg, {"key": "k", "description": "d", "checker": "explode"}),
+        registry=reg,
+    )
     assert ev.accepted is False and ev.failed_keys == ("k",)
 
 
@@ -272,8 +345,9 @@ def test_without_a_judge_a_judge_shadow_is_skipped_not_required(reg: Registry) -
 
 def test_code_only_grading_skips_both_judge_sides(reg: Registry) -> None:
     judge = FakeJudge()
-    ev = grade(THREE_WORDS, rubric(reg, SHORT, TONE_SHADOWED), judge=judge, skip_judge=True,
-               registry=reg)
+    ev = grade(
+        THREE_WORDS, rubric(reg, SHORT, TONE_SHADOWED), judge=judge, skip_judge=True, registry=reg
+    )
     assert judge.seen == []
     assert [(s.key, s.status) for s in ev.shadows] == [("short", "skipped"), ("tone", "skipped")]
     assert ev.shadows[1].shadow.passed is False  # the checker shadow still answered
@@ -295,11 +369,19 @@ def test_shadows_ride_on_the_evaluation_json_only_when_present(reg: Registry) ->
 def test_run_loop_stores_every_shadow_outcome_with_its_output_id(
     reg: Registry, tmp_path: Path
 ) -> None:
-    judge = FakeJudge(verdict(False, {"short": False, "tone": False}, issues=["tone: rude"]),
-                      verdict(True, {"short": True, "tone": True}))
+    judge = FakeJudge(
+        verdict(False, {"short": False, "tone": False}, issues=["tone: rude"]),
+        verdict(True, {"short": True, "tone": True}),
+    )
     with HistoryStore(tmp_path / "h.db") as store:
-        result = run_loop("t", rubric(reg, SHORT, TONE), generator=FakeGenerator(["a b", "c d"]),
-                          judge=judge, store=store, registry=reg)
+        result = run_loop(
+            "t",
+            rubric(reg, SHORT, TONE),
+            generator=FakeGenerator(["a b", "c d"]),
+            judge=judge,
+            store=store,
+            registry=reg,
+        )
         stored = store.shadow_results(loop_id=result.loop_id)
         disagreements = store.shadow_results(disagreements_only=True)
         records = store.iterations(result.loop_id)
@@ -311,14 +393,23 @@ def test_run_loop_stores_every_shadow_outcome_with_its_output_id(
     assert records[0]["evaluation"]["shadows"][0]["agree"] is False
 
 
-def test_a_reused_verdict_does_not_store_its_shadows_twice(reg: Registry, tmp_path: Path
-                                                          ) -> None:
-    judge = FakeJudge(verdict(False, {"short": True, "tone": False}, issues=["tone: rude"]),
-                      verdict(False, {"short": True, "tone": False}, issues=["tone: rude"]))
+def test_a_reused_verdict_does_not_store_its_shadows_twice(reg: Registry, tmp_path: Path) -> None:
+    judge = FakeJudge(
+        verdict(False, {"short": True, "tone": False}, issues=["tone: rude"]),
+        verdict(False, {"short": True, "tone": False}, issues=["tone: rude"]),
+    )
     with HistoryStore(tmp_path / "h.db") as store:
-        result = run_loop("t", rubric(reg, SHORT, TONE), generator=FakeGenerator(["same"]),
-                          judge=judge, store=store, registry=reg, max_rounds=2,
-                          similarity=None, stagnation_rounds=0)
+        result = run_loop(
+            "t",
+            rubric(reg, SHORT, TONE),
+            generator=FakeGenerator(["same"]),
+            judge=judge,
+            store=store,
+            registry=reg,
+            max_rounds=2,
+            similarity=None,
+            stagnation_rounds=0,
+        )
         stored = store.shadow_results()
     assert result.history[1].reused_from == result.history[0].output_id
     assert len(stored) == 1
@@ -329,8 +420,10 @@ def test_a_version_1_history_file_is_migrated_keeping_its_loops(tmp_path: Path) 
     conn = sqlite3.connect(db)
     for statement in MIGRATIONS[0]:
         conn.execute(statement)
-    conn.execute("INSERT INTO loops (loop_id, started_at, task, rubric_json, config_json,"
-                 " writer_host, writer_pid) VALUES ('loop-1', 1, 't', '{}', '{}', 'h', 1)")
+    conn.execute(
+        "INSERT INTO loops (loop_id, started_at, task, rubric_json, config_json,"
+        " writer_host, writer_pid) VALUES ('loop-1', 1, 't', '{}', '{}', 'h', 1)"
+    )
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
