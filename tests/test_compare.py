@@ -306,3 +306,24 @@ def test_compare_malformed_drafts_file_exit_2_with_the_line(
 def test_compare_without_a_model_exit_2() -> None:
     ran = gradeloop("compare", DRAFTS, "--rubric", SHADOW_RUBRIC, "--task-file", TASK)
     assert ran.code == 2 and "ANTHROPIC_API_KEY" in ran.err and "sentence_len" in ran.err
+
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "migrating-a-criterion.md"
+
+
+def doc_output(name: str) -> list[str]:
+    """The console block after ``<!-- output: NAME -->`` in the doc, without its command."""
+    text = DOC.read_text(encoding="utf-8")
+    block = text.split(f"<!-- output: {name} -->\n```console\n", 1)[1].split("```", 1)[0]
+    return block.splitlines()[1:]
+
+
+@pytest.mark.parametrize(
+    ("name", "rubric"), [("compare-before", SHADOW_RUBRIC), ("compare-after", SWITCHED_RUBRIC)]
+)
+def test_the_docs_worked_example_shows_real_output(
+    emulator: Emulator, capsys: pytest.CaptureFixture[str], name: str, rubric: str
+) -> None:
+    code, out, _ = compare_here(emulator, capsys, DRAFTS, "--rubric", rubric, "--no-history")
+    assert code == 0
+    assert [line.rstrip() for line in out.splitlines()] == doc_output(name)
