@@ -46,10 +46,12 @@ class Confusion:
 
     @property
     def n(self) -> int:
+        """Items in the table."""
         return self.both_pass + self.both_fail + self.a_pass_b_fail + self.a_fail_b_pass
 
     @property
     def agreements(self) -> int:
+        """Items on which the raters agree."""
         return self.both_pass + self.both_fail
 
 
@@ -135,6 +137,7 @@ class PassFailStats:
 
     @property
     def n(self) -> int:
+        """Items both raters answered."""
         return self.table.n
 
     def swapped(self) -> PassFailStats:
@@ -179,6 +182,7 @@ class ScoreStats:
     correlation_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready, figures rounded to 4 places."""
         out: dict[str, Any] = {
             "n": self.n,
             "mae": _r(self.mae),

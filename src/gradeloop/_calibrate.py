@@ -42,6 +42,7 @@ class _Pairs:
     labels: int = 0
 
     def add(self, c: Criterion, label: bool | float, met: bool | None, score: float | None) -> None:
+        """Pair one label with the source's answer (None: unanswered)."""
         self.labels += 1
         if met is None:
             return  # the source gave no answer on this draft (it failed, or never ran)
@@ -72,6 +73,7 @@ class KeyCalibration:
 
     @property
     def warning(self) -> str | None:
+        """The below-:data:`MIN_LABELS` warning, or None."""
         if self.rated >= MIN_LABELS:
             return None
         return (
@@ -104,6 +106,7 @@ class KeyCalibration:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready, with the delta when a previous run is known."""
         out: dict[str, Any] = {
             "key": self.key,
             "role": self.role,
@@ -141,6 +144,7 @@ class CalibrationReport:
 
     @property
     def warnings(self) -> list[str]:
+        """Every key's below-:data:`MIN_LABELS` warning."""
         return [k.warning for k in self.keys if k.warning]
 
     def changed_descriptions(self) -> list[str]:
@@ -154,6 +158,7 @@ class CalibrationReport:
         return [c.key for c in self.rubric if c.key in before and before[c.key] != c.description]
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready: what ``--json`` prints and the history database stores."""
         out: dict[str, Any] = {
             "run_id": self.run_id,
             "started_at": self.started_at,

@@ -41,7 +41,9 @@ class ShadowSink(Protocol):
         *,
         loop_id: str | None = None,
         origin: str = "loop",
-    ) -> int: ...
+    ) -> int:
+        """Store the shadow outcomes of one draft; returns how many were stored."""
+        ...
 
 
 def rubric_label(rubric: Rubric) -> str:
@@ -73,6 +75,7 @@ class KeyComparison:
 
     @property
     def key(self) -> str:
+        """The criterion's key."""
         return self.criterion.key
 
     @property
@@ -119,6 +122,7 @@ class CompareReport:
         return request_size(judge_request(self.rubric))
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready: what ``gradeloop compare --json`` prints."""
         costs = self.cost.to_json()
         return {
             "rubric": rubric_label(self.rubric),

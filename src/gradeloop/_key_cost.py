@@ -107,13 +107,16 @@ class KeyCost:
 
     @property
     def per_draft_input(self) -> float:
+        """Attributed input tokens per draft judged."""
         return self.input_tokens / self.drafts if self.drafts else 0.0
 
     @property
     def per_draft_output(self) -> float:
+        """Attributed output tokens per draft judged."""
         return self.output_tokens / self.drafts if self.drafts else 0.0
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready, tokens rounded to 0.1."""
         return {
             "key": self.key,
             "input_tokens": round(self.input_tokens, 1),
@@ -162,6 +165,7 @@ class CostLedger:
             cost.whole_call = share.whole_call
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready: calls, drafts, measured usage and each key's cost."""
         return {
             "calls": self.calls,
             "drafts": self.drafts,

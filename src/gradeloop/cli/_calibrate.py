@@ -20,6 +20,7 @@ from ._models import add_model_options, build_judge, require_model
 
 
 def add_parser(sub: Any) -> None:
+    """Register the command's parser."""
     p = sub.add_parser(
         "calibrate",
         help="agreement of the judge (and checkers) with human labels, run over run",
@@ -58,6 +59,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; the exit code."""
     rubric = Rubric.load(args.rubric)
     default_task = None
     if args.task is not None or args.task_file is not None:

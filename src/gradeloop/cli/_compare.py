@@ -21,6 +21,7 @@ from ._models import add_model_options, build_judge, require_model
 
 
 def add_parser(sub: Any) -> None:
+    """Register the command's parser."""
     p = sub.add_parser(
         "compare",
         help="agreement of each shadowed key's two sources, and its judge cost",
@@ -71,6 +72,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; the exit code."""
     if args.show < 0 or args.loops < 1:
         raise InputError("--show must be >= 0 and --loops >= 1")
     rubric = Rubric.load(args.rubric)
