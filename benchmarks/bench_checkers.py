@@ -165,17 +165,23 @@ who reads that line at three in the morning will want both.
 
 RUBRIC = {
     "criteria": [
-        {"key": "code_runs", "description": "Every sample is valid Python 3.9, stdlib only.",
-         "checker": "code_runs", "options": {"python": "3.9"}},
-        {"key": "sentence_len", "description": "No sentence longer than 40 words.",
-         "checker": "sentence_len", "options": {"max_words": 40}},
+        {
+            "key": "code_runs",
+            "description": "Every sample is valid Python 3.9, stdlib only.",
+            "checker": "code_runs",
+            "options": {"python": "3.9"},
+        },
+        {
+            "key": "sentence_len",
+            "description": "No sentence longer than 40 words.",
+            "checker": "sentence_len",
+            "options": {"max_words": 40},
+        },
     ]
 }
 
 
-def measure(
-    subjects: dict[str, Callable[[], Any]], repeat: int, budget: float
-) -> dict[str, float]:
+def measure(subjects: dict[str, Callable[[], Any]], repeat: int, budget: float) -> dict[str, float]:
     """Best-of-``repeat`` seconds per call of each subject.
 
     Rounds of the subjects alternate (a, b, a, b...) so that a burst of load on
@@ -208,19 +214,25 @@ def main() -> None:
     sentence_len = get_checker("sentence_len")
     blocks = [f.source for f in fences(DRAFT) if f.language == "python"]
     result = code_runs(DRAFT, python="3.9")
-    print(f"Python {platform.python_version()}; draft: {len(DRAFT.encode())} bytes, "
-          f"{len(blocks)} Python blocks, {sum(b.count(chr(10)) for b in blocks)} code lines")
+    print(
+        f"Python {platform.python_version()}; draft: {len(DRAFT.encode())} bytes, "
+        f"{len(blocks)} Python blocks, {sum(b.count(chr(10)) for b in blocks)} code lines"
+    )
     print(f"code_runs on the draft: passed={result.passed} issues={result.issues}")
 
     def parse_blocks() -> None:
         for source in blocks:
             ast.parse(source)
 
-    times = measure({
-        "bare ast.parse of the 3 blocks": parse_blocks,
-        "code_runs": lambda: code_runs(DRAFT, python="3.9"),
-        "sentence_len": lambda: sentence_len(DRAFT, max_words=40),
-    }, repeat, budget)
+    times = measure(
+        {
+            "bare ast.parse of the 3 blocks": parse_blocks,
+            "code_runs": lambda: code_runs(DRAFT, python="3.9"),
+            "sentence_len": lambda: sentence_len(DRAFT, max_words=40),
+        },
+        repeat,
+        budget,
+    )
     print(f"\n{'subject':<38}{'ms/draft':>10}{'drafts/s':>11}")
     for name, t in times.items():
         print(f"{name:<38}{t * 1e3:>10.3f}{1 / t:>11,.0f}")
@@ -241,8 +253,10 @@ def main() -> None:
     times = measure({"direct": direct, "grade": lambda: grade(DRAFT, rubric)}, repeat, budget)
     ratio = times["grade"] / times["direct"]
     verdict = "meets" if ratio <= GRADE_TARGET else "MISSES"
-    print(f"grade(), code-only rubric: {times['grade'] * 1e3:.3f} ms; the two checkers called "
-          f"directly: {times['direct'] * 1e3:.3f} ms")
+    print(
+        f"grade(), code-only rubric: {times['grade'] * 1e3:.3f} ms; the two checkers called "
+        f"directly: {times['direct'] * 1e3:.3f} ms"
+    )
     print(f"grade() / direct calls: {ratio:.2f} (target <= {GRADE_TARGET}; {verdict})")
 
 

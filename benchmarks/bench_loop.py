@@ -44,8 +44,12 @@ from gradeloop.testing import text_reply, verdict_reply
 KEYS = ("api_cited", "errors_named", "no_invention", "tone", "structure")
 ROUNDS = 3
 RUBRIC = Rubric.from_dict({"criteria": [{"key": k, "description": f"{k} holds."} for k in KEYS]})
-FAIL = Verdict(reasoning="r", criteria_met=dict.fromkeys(KEYS, False), passed=False,
-               issues=["cite the section", "name the error codes"])
+FAIL = Verdict(
+    reasoning="r",
+    criteria_met=dict.fromkeys(KEYS, False),
+    passed=False,
+    issues=["cite the section", "name the error codes"],
+)
 
 
 class Gen:
@@ -89,12 +93,15 @@ def per_round_ms(fn: Callable[[], Any], loops: int) -> float:
 
 def overhead(loops: int) -> None:
     bare = per_round_ms(lambda: bare_loop("t", Gen(), Judge()), loops)
-    looped = per_round_ms(lambda: run_loop("t", RUBRIC, generator=Gen(), judge=Judge(),
-                                           stagnation_rounds=0), loops)
+    looped = per_round_ms(
+        lambda: run_loop("t", RUBRIC, generator=Gen(), judge=Judge(), stagnation_rounds=0), loops
+    )
     seed = per_round_ms(lambda: optimize("t", RUBRIC, generator=Gen(), judge=Judge()), loops)
     print(f"bare seed loop           {bare:8.4f} ms/round")
-    print(f"run_loop                 {looped:8.4f} ms/round  overhead {looped - bare:.4f} ms "
-          f"({looped / bare:.1f}x bare; target overhead < 1 ms)")
+    print(
+        f"run_loop                 {looped:8.4f} ms/round  overhead {looped - bare:.4f} ms "
+        f"({looped / bare:.1f}x bare; target overhead < 1 ms)"
+    )
     print(f"optimize                 {seed:8.4f} ms/round  overhead {seed - bare:.4f} ms")
 
 
@@ -102,17 +109,27 @@ def recording(loops: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "history.db"
         with HistoryStore(path) as store:
-            plain = per_round_ms(lambda: run_loop("t", RUBRIC, generator=Gen(), judge=Judge(),
-                                                  stagnation_rounds=0), loops)
-            stored = per_round_ms(lambda: run_loop("t", RUBRIC, generator=Gen(), judge=Judge(),
-                                                   stagnation_rounds=0, store=store), loops)
+            plain = per_round_ms(
+                lambda: run_loop("t", RUBRIC, generator=Gen(), judge=Judge(), stagnation_rounds=0),
+                loops,
+            )
+            stored = per_round_ms(
+                lambda: run_loop(
+                    "t", RUBRIC, generator=Gen(), judge=Judge(), stagnation_rounds=0, store=store
+                ),
+                loops,
+            )
             rounds = len(store.list_loops(limit=10**9)) * ROUNDS
             store._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         size = path.stat().st_size
-    print(f"recording to SQLite      {stored - plain:8.4f} ms/round extra "
-          f"(target < 2 ms; {stored / plain:.1f}x the unrecorded loop)")
-    print(f"database size            {size / rounds * 1000 / 1024:8.1f} KiB per 1,000 rounds "
-          f"({rounds} rounds of ~1 KB drafts, {len(KEYS)} criteria)")
+    print(
+        f"recording to SQLite      {stored - plain:8.4f} ms/round extra "
+        f"(target < 2 ms; {stored / plain:.1f}x the unrecorded loop)"
+    )
+    print(
+        f"database size            {size / rounds * 1000 / 1024:8.1f} KiB per 1,000 rounds "
+        f"({rounds} rounds of ~1 KB drafts, {len(KEYS)} criteria)"
+    )
 
 
 def wire() -> None:
@@ -120,25 +137,39 @@ def wire() -> None:
 
     em = Emulator()
     try:
+
         def answer(body: dict[str, Any]) -> Any:
             if "output_config" in body:
-                return verdict_reply({"reasoning": "checked", "passed": False,
-                                      "criteria_met": dict.fromkeys(KEYS, False),
-                                      "issues": ["cite the section"]})
+                return verdict_reply(
+                    {
+                        "reasoning": "checked",
+                        "passed": False,
+                        "criteria_met": dict.fromkeys(KEYS, False),
+                        "issues": ["cite the section"],
+                    }
+                )
             n = sum("output_config" not in b for b in em.bodies)
             return text_reply(" ".join(f"w{n}x{i % 97}" for i in range(160)))
 
         em.responder = answer
         client = em.client()
-        run_loop("Write the guide.", RUBRIC, generator=AnthropicGenerator(client),
-                 judge=AnthropicJudge(client), stagnation_rounds=0, max_rounds=ROUNDS)
+        run_loop(
+            "Write the guide.",
+            RUBRIC,
+            generator=AnthropicGenerator(client),
+            judge=AnthropicJudge(client),
+            stagnation_rounds=0,
+            max_rounds=ROUNDS,
+        )
         sizes = [len(json.dumps(b).encode()) for b in em.bodies]
         judge_sizes = [s for s, b in zip(sizes, em.bodies, strict=True) if "output_config" in b]
     finally:
         em.close()
     print(f"requests per round       {len(sizes) / ROUNDS:8.1f}  ({len(sizes)} at cap {ROUNDS})")
-    print(f"bytes sent per round     {sum(sizes) / ROUNDS:8.0f}  (judge requests "
-          f"{sum(judge_sizes) / len(judge_sizes):.0f} B each, with a ~1 KB draft)")
+    print(
+        f"bytes sent per round     {sum(sizes) / ROUNDS:8.0f}  (judge requests "
+        f"{sum(judge_sizes) / len(judge_sizes):.0f} B each, with a ~1 KB draft)"
+    )
 
 
 def main() -> None:

@@ -16,8 +16,14 @@ from ._stdlib import RUNNING_MINOR, name_table
 
 # Text without which the await/yield, dynamic-import, builtin and keyword rules
 # cannot fire (the builtin names and keywords come from the name table).
-_TRIGGER_WORDS = ("await", "yield", "import_module", "__import__", *name_table().builtins,
-                  *{n[n.index("(") + 1 : -1] for _, n in name_table().spans if "(" in n})
+_TRIGGER_WORDS = (
+    "await",
+    "yield",
+    "import_module",
+    "__import__",
+    *name_table().builtins,
+    *{n[n.index("(") + 1 : -1] for _, n in name_table().spans if "(" in n},
+)
 
 # Every name written after a dot: the only way to reach a module attribute.
 _AFTER_DOT = re.compile(r"\.[\s\\]*([A-Za-z_][A-Za-z0-9_]*)")

@@ -25,25 +25,65 @@ if TYPE_CHECKING:
     from ._code_scan import Scan
 
 FUTURE_FEATURES = frozenset(
-    {"nested_scopes", "generators", "division", "absolute_import", "with_statement",
-     "print_function", "unicode_literals", "barry_as_FLUFL", "generator_stop", "annotations"}
+    {
+        "nested_scopes",
+        "generators",
+        "division",
+        "absolute_import",
+        "with_statement",
+        "print_function",
+        "unicode_literals",
+        "barry_as_FLUFL",
+        "generator_stop",
+        "annotations",
+    }
 )
 _VERSION_INFO = ("sys.version_info", "version_info")
 _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
 }
-_TYPING_NAMES = {"list": "List", "dict": "Dict", "set": "Set", "frozenset": "FrozenSet",
-                 "tuple": "Tuple", "type": "Type"}
+_TYPING_NAMES = {
+    "list": "List",
+    "dict": "Dict",
+    "set": "Set",
+    "frozenset": "FrozenSet",
+    "tuple": "Tuple",
+    "type": "Type",
+}
 _BUILTIN_TYPES = frozenset(
-    {*_TYPING_NAMES, "int", "str", "float", "bool", "bytes", "bytearray", "complex",
-     "object", "memoryview", "range", "slice"}
+    {
+        *_TYPING_NAMES,
+        "int",
+        "str",
+        "float",
+        "bool",
+        "bytes",
+        "bytearray",
+        "complex",
+        "object",
+        "memoryview",
+        "range",
+        "slice",
+    }
 )
 # Classes that became subscriptable at run time in 3.9 (PEP 585), besides builtins.
 _PEP585 = frozenset(
-    {"collections.deque", "collections.defaultdict", "collections.OrderedDict",
-     "collections.Counter", "collections.ChainMap", "re.Pattern", "re.Match",
-     "contextlib.AbstractContextManager", "contextlib.AbstractAsyncContextManager"}
+    {
+        "collections.deque",
+        "collections.defaultdict",
+        "collections.OrderedDict",
+        "collections.Counter",
+        "collections.ChainMap",
+        "re.Pattern",
+        "re.Match",
+        "contextlib.AbstractContextManager",
+        "contextlib.AbstractAsyncContextManager",
+    }
 )
 
 
@@ -77,14 +117,16 @@ def show(node: ast.AST, limit: int = 60) -> str:
 def needs(scan: Scan, node: ast.AST, minor: int, what: str) -> None:
     """Report ``what`` when the target is older than ``3.<minor>``."""
     if scan.target < minor:
-        scan.add(line(node), f"uses {what}, new in Python 3.{minor} "
-                             f"(the target is {scan.version})")
+        scan.add(line(node), f"uses {what}, new in Python 3.{minor} (the target is {scan.version})")
 
 
 def is_docstring(stmt: ast.stmt) -> bool:
     """Whether ``stmt`` is a bare string literal (a docstring)."""
-    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-            and isinstance(stmt.value.value, str))
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def dotted(expr: ast.AST) -> str | None:
@@ -177,12 +219,18 @@ def is_plain_decorator(node: ast.expr) -> bool:
 def check_future(scan: Scan, node: ast.ImportFrom, leading: bool) -> None:
     """``from __future__`` must come first and name a real feature."""
     if not leading:
-        scan.add(node.lineno, "has a 'from __future__' import below other code, so Python "
-                              "cannot compile the block; move it to the top")
+        scan.add(
+            node.lineno,
+            "has a 'from __future__' import below other code, so Python "
+            "cannot compile the block; move it to the top",
+        )
     for alias in node.names:
         if alias.name not in FUTURE_FEATURES:
-            scan.add(node.lineno, f"imports the unknown __future__ feature '{alias.name}', "
-                                  "so Python cannot compile the block")
+            scan.add(
+                node.lineno,
+                f"imports the unknown __future__ feature '{alias.name}', "
+                "so Python cannot compile the block",
+            )
 
 
 def check_name(scan: Scan, lineno: int, module: str, name: str, verb: str = "uses") -> None:
@@ -192,12 +240,16 @@ def check_name(scan: Scan, lineno: int, module: str, name: str, verb: str = "use
         return
     shown = name if module == "builtins" else f"{module}.{name}"
     if span.since > scan.target:
-        scan.add(lineno, f"{verb} '{shown}', new in Python 3.{span.since} "
-                         f"(the target is {scan.version})")
+        scan.add(
+            lineno, f"{verb} '{shown}', new in Python 3.{span.since} (the target is {scan.version})"
+        )
         return
     hint = "; import it from collections.abc" if module == "collections" else ""
-    scan.add(lineno, f"{verb} '{shown}', which Python 3.{span.until} removed "
-                     f"(the target is {scan.version}){hint}")
+    scan.add(
+        lineno,
+        f"{verb} '{shown}', which Python 3.{span.until} removed "
+        f"(the target is {scan.version}){hint}",
+    )
 
 
 def _is_type(node: ast.expr) -> bool:
@@ -220,13 +272,19 @@ def union(scan: Scan, node: ast.BinOp, *, annotation: bool) -> None:
         if isinstance(side, ast.BinOp) and isinstance(side.op, ast.BitOr):
             seen.add(id(side))  # one report for 'a | b | c'
     if annotation:
-        scan.add(node.lineno, f"annotates with '{show(node)}', an X | Y union that "
-                 f"{scan.version} evaluates and rejects (TypeError; new in Python 3.10); add "
-                 "'from __future__ import annotations' as the block's first line, or use "
-                 "typing.Optional/Union")
+        scan.add(
+            node.lineno,
+            f"annotates with '{show(node)}', an X | Y union that "
+            f"{scan.version} evaluates and rejects (TypeError; new in Python 3.10); add "
+            "'from __future__ import annotations' as the block's first line, or use "
+            "typing.Optional/Union",
+        )
     elif _is_type(node.left) or _is_type(node.right):
-        scan.add(node.lineno, f"builds the type union '{show(node)}' at run time, which fails "
-                 f"before Python 3.10 (the target is {scan.version}); use typing.Union[...]")
+        scan.add(
+            node.lineno,
+            f"builds the type union '{show(node)}' at run time, which fails "
+            f"before Python 3.10 (the target is {scan.version}); use typing.Union[...]",
+        )
 
 
 def subscript(scan: Scan, node: ast.Subscript, *, runtime: bool) -> None:
@@ -247,9 +305,12 @@ def subscript(scan: Scan, node: ast.Subscript, *, runtime: bool) -> None:
         return
     value = node.value
     if isinstance(value, ast.Name) and value.id in _TYPING_NAMES:
-        scan.add(node.lineno, f"subscripts the built-in '{value.id}' ('{show(node)}'), which "
-                 f"fails with TypeError before Python 3.9; use "
-                 f"typing.{_TYPING_NAMES[value.id]}[...]")
+        scan.add(
+            node.lineno,
+            f"subscripts the built-in '{value.id}' ('{show(node)}'), which "
+            f"fails with TypeError before Python 3.9; use "
+            f"typing.{_TYPING_NAMES[value.id]}[...]",
+        )
     elif isinstance(value, ast.Name | ast.Attribute):
         scan.uses.append((node.lineno, "generic", node))
 
@@ -257,16 +318,23 @@ def subscript(scan: Scan, node: ast.Subscript, *, runtime: bool) -> None:
 def call(scan: Scan, node: ast.Call, *, guarded: bool) -> None:
     """Keyword arguments a function gained, and imports spelled as calls."""
     func = node.func
-    name = func.id if isinstance(func, ast.Name) else (
-        func.attr if isinstance(func, ast.Attribute) else None)
+    name = (
+        func.id
+        if isinstance(func, ast.Name)
+        else (func.attr if isinstance(func, ast.Attribute) else None)
+    )
     if name is None or guarded:
         return
     if node.keywords and name in name_table().calls:
         scan.uses.append((node.lineno, "call", node))
     if name in ("__import__", "import_module") and node.args:
         first = node.args[0]
-        if (isinstance(first, ast.Constant) and isinstance(first.value, str)
-                and first.value and not first.value.startswith(".")):
+        if (
+            isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+            and first.value
+            and not first.value.startswith(".")
+        ):
             scan.imports.append(Import(node.lineno, first.value, 0, False))
 
 
@@ -288,8 +356,11 @@ def resolve_uses(scan: Scan, uses: Iterable[tuple[int, str, Any]]) -> None:
         elif kind == "generic":
             target = resolve(scan, node.value)
             if target and (target.startswith("collections.abc.") or target in _PEP585):
-                scan.add(lineno, f"subscripts '{target}' ('{show(node)}'), which fails with "
-                         "TypeError before Python 3.9; use the typing module's alias")
+                scan.add(
+                    lineno,
+                    f"subscripts '{target}' ('{show(node)}'), which fails with "
+                    "TypeError before Python 3.9; use the typing module's alias",
+                )
 
 
 def _keywords(scan: Scan, lineno: int, node: ast.Call) -> None:
@@ -303,12 +374,13 @@ def _keywords(scan: Scan, lineno: int, node: ast.Call) -> None:
     module, name = target.rsplit(".", 1)
     for kw in node.keywords:
         key = (module, f"{name}({kw.arg})")
-        if kw.arg and key in name_table().spans and not name_table().spans[key].has(
-            scan.target
-        ):
+        if kw.arg and key in name_table().spans and not name_table().spans[key].has(scan.target):
             since = name_table().spans[key].since
-            scan.add(lineno, f"passes {kw.arg}= to {name}(), new in Python 3.{since} "
-                             f"(the target is {scan.version})")
+            scan.add(
+                lineno,
+                f"passes {kw.arg}= to {name}(), new in Python 3.{since} "
+                f"(the target is {scan.version})",
+            )
 
 
 def import_problem(imp: Import, target: int, allow: tuple[str, ...]) -> str | None:
@@ -322,29 +394,37 @@ def _import_problem(
 ) -> str | None:
     version = f"Python 3.{target}"
     if level:
-        return (f"uses a relative import ('from {'.' * level}{module} import ...'), which "
-                "fails outside a package; import by absolute name")
-    if guarded or not module or any(
-        module == a or module.startswith(a + ".") for a in allow
-    ):
+        return (
+            f"uses a relative import ('from {'.' * level}{module} import ...'), which "
+            "fails outside a package; import by absolute name"
+        )
+    if guarded or not module or any(module == a or module.startswith(a + ".") for a in allow):
         return None
     top = module.split(".", 1)[0]
     if is_private(top):
         if top in DOCUMENTED_PRIVATE:
             return None
-        return (f"imports '{module}', a private CPython module rather than a supported part "
-                f"of the standard library; use its public counterpart or add '{top}' to allow")
+        return (
+            f"imports '{module}', a private CPython module rather than a supported part "
+            f"of the standard library; use its public counterpart or add '{top}' to allow"
+        )
     span = module_table().get(top)
     if span is None:
         alt = alternative(top, target)
-        hint = (f"use {alt} instead or add '{top}' to allow" if alt else
-                f"use the standard library instead, or add '{top}' to allow if readers "
-                "install it")
+        hint = (
+            f"use {alt} instead or add '{top}' to allow"
+            if alt
+            else f"use the standard library instead, or add '{top}' to allow if readers install it"
+        )
         return f"imports '{module}', which is not in the {version} standard library; {hint}"
     if span.has(target):
         return None
     if span.since > target:
-        return (f"imports '{module}', new in Python 3.{span.since} and not in the {version} "
-                f"standard library; raise the target or use another module")
-    return (f"imports '{module}', which Python 3.{span.until} removed from the standard "
-            f"library (the target is {version}); {replacement(top)}")
+        return (
+            f"imports '{module}', new in Python 3.{span.since} and not in the {version} "
+            f"standard library; raise the target or use another module"
+        )
+    return (
+        f"imports '{module}', which Python 3.{span.until} removed from the standard "
+        f"library (the target is {version}); {replacement(top)}"
+    )

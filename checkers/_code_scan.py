@@ -41,11 +41,28 @@ FUNC, ASYNC, LOCAL, ANNOTATION, LAZY, GUARDED, FSTRING = 1, 2, 4, 8, 16, 32, 64
 # Fields that never hold a node worth visiting (operators and contexts are nodes,
 # but carry nothing). What is left of a node's fields holds nodes, lists or None.
 _SCALAR_FIELDS = frozenset(
-    {"ctx", "id", "arg", "attr", "name", "names", "module", "level", "kind", "op", "ops",
-     "type_comment", "conversion", "simple", "is_async", "kwd_attrs", "tag", "rest"}
+    {
+        "ctx",
+        "id",
+        "arg",
+        "attr",
+        "name",
+        "names",
+        "module",
+        "level",
+        "kind",
+        "op",
+        "ops",
+        "type_comment",
+        "conversion",
+        "simple",
+        "is_async",
+        "kwd_attrs",
+        "tag",
+        "rest",
+    }
 )
-_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.MatchSingleton: (),
-                                        type(None): ()}
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.MatchSingleton: (), type(None): ()}
 _GUARDS = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 )
@@ -53,7 +70,6 @@ _STATIC_TESTS = (ast.Name, ast.Attribute, ast.Compare)
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _BODIES_OF: dict[type, tuple[str, ...]] = {}
 _KEYWORD = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
-
 
 
 def _fields(kind: type) -> tuple[str, ...]:
@@ -184,8 +200,9 @@ class Scan:
         body = tree.body
         start = 1 if body and rules.is_docstring(body[0]) else 0
         for stmt in body[start:]:
-            if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
-                    and not stmt.level):
+            if not (
+                isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__" and not stmt.level
+            ):
                 break
             self._leading_future.add(id(stmt))
             if any(a.name == "annotations" for a in stmt.names):
@@ -271,15 +288,20 @@ class Scan:
     def _outside(self, node: ast.AST, flags: int) -> bool:
         if not flags & FUNC:
             word = _KEYWORD[type(node)]
-            self.add(rules.line(node), f"has '{word}' outside a function, so Python cannot "
-                                       "compile the block")
+            self.add(
+                rules.line(node),
+                f"has '{word}' outside a function, so Python cannot compile the block",
+            )
         return False
 
     def _await(self, node: ast.Await, flags: int) -> bool:
         if not flags & ASYNC:
-            self.add(rules.line(node), "has 'await' outside an async function, so Python "
-                     "cannot run the block as a script; put it in 'async def main()' and "
-                     "call asyncio.run(main())")
+            self.add(
+                rules.line(node),
+                "has 'await' outside an async function, so Python "
+                "cannot run the block as a script; put it in 'async def main()' and "
+                "call asyncio.run(main())",
+            )
         return False
 
     # -- imports -----------------------------------------------------------------------
@@ -327,8 +349,11 @@ class Scan:
 
     def _for(self, node: ast.For | ast.AsyncFor, flags: int) -> bool:
         it = node.iter
-        if (isinstance(it, ast.Tuple) and any(isinstance(e, ast.Starred) for e in it.elts)
-                and self.text.char_at(it) != "("):
+        if (
+            isinstance(it, ast.Tuple)
+            and any(isinstance(e, ast.Starred) for e in it.elts)
+            and self.text.char_at(it) != "("
+        ):
             rules.needs(self, it, 9, "unparenthesized starred items after 'for ... in'")
         return False
 
@@ -382,8 +407,14 @@ _HANDLERS[ast.TryStar] = Scan._try  # 3.11+, the project's floor
 # Node types whose rules apply only below some target version (or only where the
 # running tokenizer can see inside f-strings): left out of the walk above it.
 _ONLY_BELOW: dict[type, int] = {
-    ast.BinOp: 10, ast.Subscript: 11, ast.Set: 9, ast.SetComp: 9,
-    ast.For: 9, ast.AsyncFor: 9, ast.With: 9, ast.AsyncWith: 9,
+    ast.BinOp: 10,
+    ast.Subscript: 11,
+    ast.Set: 9,
+    ast.SetComp: 9,
+    ast.For: 9,
+    ast.AsyncFor: 9,
+    ast.With: 9,
+    ast.AsyncWith: 9,
 }
 _CALL_NAMES = frozenset({*name_table().calls, "__import__", "import_module"})
 
@@ -392,7 +423,8 @@ _CALL_NAMES = frozenset({*name_table().calls, "__import__", "import_module"})
 def handlers_for(target: int, fstrings: bool) -> dict[type, Callable[[Scan, Any, int], bool]]:
     """The handlers a walk for target ``3.<target>`` needs; the rest cost nothing."""
     return {
-        kind: handler for kind, handler in _HANDLERS.items()
+        kind: handler
+        for kind, handler in _HANDLERS.items()
         if target < _ONLY_BELOW.get(kind, 99) and (kind is not ast.JoinedStr or fstrings)
     }
 

@@ -201,8 +201,9 @@ def fstring_problem(segment: str) -> str | None:
     """
     if -1 in _FSTRING_TOKENS or not _could_need_pep701(segment):
         return None
-    start, middle, end = (getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE",
-                                                         "FSTRING_END"))
+    start, middle, end = (
+        getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+    )
     quotes: list[str] = []  # the quotes of the f-strings we are inside, outermost first
     try:
         for tok in tokenize.generate_tokens(io.StringIO(f"({segment})").readline):

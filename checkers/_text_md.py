@@ -122,8 +122,10 @@ def headings(lines: Sequence[str]) -> list[Heading]:
         if under is None or i == 0 or in_code[i - 1]:
             continue
         above = lines[i - 1]
-        if above.strip() and _NOT_PARAGRAPH.match(above) is None and not above.startswith(
-            ("    ", "\t")
+        if (
+            above.strip()
+            and _NOT_PARAGRAPH.match(above) is None
+            and not above.startswith(("    ", "\t"))
         ):
             level = 1 if under.group(1)[0] == "=" else 2
             found.append(Heading(i - 1, level, above.strip()))

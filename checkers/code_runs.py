@@ -102,8 +102,10 @@ def code_runs(
     except Exception as exc:  # the last line of defence: a checker never raises
         return CheckResult(
             passed=False,
-            issues=[f"code_runs could not check this draft ({type(exc).__name__}: {exc}); "
-                    "this is a bug in the checker"],
+            issues=[
+                f"code_runs could not check this draft ({type(exc).__name__}: {exc}); "
+                "this is a bug in the checker"
+            ],
         )
 
 
@@ -112,19 +114,25 @@ def _check(
 ) -> CheckResult:
     minor = parse_version(python) if isinstance(python, str) else None
     if minor is None:
-        return CheckResult(False, [f"option python={python!r} is not supported; use one of "
-                                   + ", ".join(SUPPORTED)])
+        return CheckResult(
+            False,
+            [f"option python={python!r} is not supported; use one of " + ", ".join(SUPPORTED)],
+        )
     if not isinstance(text, str):
         return CheckResult(False, [f"expected the draft as text, got {type(text).__name__}"])
     allowed = _allowed(allow)
     blocks = [
-        f for f in fences(text)
-        if f.language in PYTHON_LANGUAGES or (unlabeled and not f.language)
+        f for f in fences(text) if f.language in PYTHON_LANGUAGES or (unlabeled and not f.language)
     ]
     if not blocks:
         if require_code:
-            return CheckResult(False, ["the draft has no Python code block; add the code in "
-                                       "a fence that starts with ```python"])
+            return CheckResult(
+                False,
+                [
+                    "the draft has no Python code block; add the code in "
+                    "a fence that starts with ```python"
+                ],
+            )
         return CheckResult(True)
     issues: list[str] = []
     # One look at all the code decides, for most drafts, that no block needs its
@@ -185,9 +193,12 @@ def _parse(source: str, minor: int) -> ast.Module | BaseException:
 
 
 def _parse_message(exc: BaseException, block: Fence, minor: int) -> str:
-    unclosed = ("" if block.closed else
-                f"; the fence on line {block.line} is never closed, so the block runs to the "
-                "end of the draft")
+    unclosed = (
+        ""
+        if block.closed
+        else f"; the fence on line {block.line} is never closed, so the block runs to the "
+        "end of the draft"
+    )
     if isinstance(exc, RecursionError | MemoryError):
         return f"is nested too deeply for Python to parse{unclosed}"
     lineno = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
@@ -199,10 +210,12 @@ def _parse_message(exc: BaseException, block: Fence, minor: int) -> str:
     elif isinstance(exc, UnicodeError):
         reason = "it contains a lone surrogate, which is not valid Unicode text"
     if minor > RUNNING_MINOR and not invalid_text:
-        return (f"{at}does not parse on Python 3.{RUNNING_MINOR}, which runs this check, and "
-                f"may use syntax new in the target Python 3.{minor} ({reason}); the block "
-                f"could not be checked: run the check on Python 3.{minor} or newer, or "
-                f"target python = \"3.{RUNNING_MINOR}\"{unclosed}")
+        return (
+            f"{at}does not parse on Python 3.{RUNNING_MINOR}, which runs this check, and "
+            f"may use syntax new in the target Python 3.{minor} ({reason}); the block "
+            f"could not be checked: run the check on Python 3.{minor} or newer, or "
+            f'target python = "3.{RUNNING_MINOR}"{unclosed}'
+        )
     return f"{at}does not parse as Python 3.{minor}: {reason}{unclosed}"
 
 

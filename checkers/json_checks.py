@@ -58,8 +58,10 @@ def parse(text: str, block: bool) -> tuple[bool, Any, list[str]]:
         return True, json.loads(payload, parse_constant=_no_constant), []
     except json.JSONDecodeError as exc:
         line = split_lines(payload)[exc.lineno - 1] if exc.lineno >= 1 else ""
-        issue = (f"{label} is not valid JSON: {exc.msg} at line {exc.lineno + offset}, "
-                 f"column {exc.colno}: {quote(line)}")
+        issue = (
+            f"{label} is not valid JSON: {exc.msg} at line {exc.lineno + offset}, "
+            f"column {exc.colno}: {quote(line)}"
+        )
         if not block and payload.lstrip().startswith(("```", "~~~")):
             issue += "; the draft is a fenced block: return bare JSON, or set block = true"
         return False, None, [issue]
@@ -100,8 +102,10 @@ def schema_problem(schema: Any) -> str | None:
     if dialect is not None and (
         not isinstance(dialect, str) or js.validators.validator_for(schema, default=None) is None
     ):
-        return (f"unknown $schema {dialect!r}; use a published draft "
-                "(e.g. https://json-schema.org/draft/2020-12/schema) or leave $schema out")
+        return (
+            f"unknown $schema {dialect!r}; use a published draft "
+            "(e.g. https://json-schema.org/draft/2020-12/schema) or leave $schema out"
+        )
     cls = js.validators.validator_for(schema, default=js.Draft202012Validator)
     try:
         cls.check_schema(schema)
@@ -124,8 +128,10 @@ def read_schema_file(path: str) -> tuple[Any, str | None]:
     try:
         schema = json.loads(where.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return None, (f"schema file {str(where)!r} not found (relative paths are read from "
-                      f"the working directory, {str(Path.cwd())!r})")
+        return None, (
+            f"schema file {str(where)!r} not found (relative paths are read from "
+            f"the working directory, {str(Path.cwd())!r})"
+        )
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"schema file {str(where)!r} cannot be read: {exc}"
     except ValueError as exc:
@@ -176,13 +182,18 @@ def _validate(schema: dict[str, Any], value: Any, formats: bool) -> list[str]:
     js = _jsonschema()
     cls = js.validators.validator_for(schema, default=js.Draft202012Validator)
     # an empty registry: a $ref to a URL fails instead of being downloaded
-    validator = cls(schema, registry=referencing.Registry(),
-                    format_checker=cls.FORMAT_CHECKER if formats else None)
+    validator = cls(
+        schema,
+        registry=referencing.Registry(),
+        format_checker=cls.FORMAT_CHECKER if formats else None,
+    )
     try:
         return _violations(js, list(validator.iter_errors(value)))
     except referencing.exceptions.Unresolvable as exc:
-        return [f"the schema has a $ref that cannot be resolved ({exc}); inline the "
-                "referenced schema (remote schemas are never fetched)"]
+        return [
+            f"the schema has a $ref that cannot be resolved ({exc}); inline the "
+            "referenced schema (remote schemas are never fetched)"
+        ]
     except RecursionError:
         return ["the JSON is nested too deeply to validate"]
     except Exception as exc:  # a schema the metaschema allows can still break a validator
@@ -204,8 +215,9 @@ def json_schema(
     ```json block; ``formats=false`` stops checking ``format`` keywords.
     """
     if (inline_schema is None) == (schema_file is None):
-        return CheckResult(False, ["checker 'json_schema' needs exactly one of: "
-                                   "inline_schema, schema_file"])
+        return CheckResult(
+            False, ["checker 'json_schema' needs exactly one of: inline_schema, schema_file"]
+        )
     if inline_schema is not None:
         schema: Any = inline_schema
         problem = schema_problem(schema)

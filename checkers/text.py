@@ -141,8 +141,9 @@ def not_contains(
     if not present or (mode == "all" and len(present) < len(found)):
         return CheckResult(True)
     how = _how(ignore_case, whole_word)
-    issues = [f"remove forbidden {v!r}{how}, found as {_where(text, m)}"
-              for v, m in present.items()]
+    issues = [
+        f"remove forbidden {v!r}{how}, found as {_where(text, m)}" for v, m in present.items()
+    ]
     if mode == "all":
         issues.insert(0, "the text contains every one of the values that must not all appear")
     return CheckResult(False, issues)
@@ -203,8 +204,11 @@ def length(
     Words are runs of non-whitespace; characters and lines are counted after
     stripping leading and trailing whitespace; blank lines do not count.
     """
-    bounds = dict(zip(_BOUNDS, (min_words, max_words, min_chars, max_chars, min_lines, max_lines),
-                      strict=True))
+    bounds = dict(
+        zip(
+            _BOUNDS, (min_words, max_words, min_chars, max_chars, min_lines, max_lines), strict=True
+        )
+    )
     if all(b is None for b in bounds.values()):
         return CheckResult(False, ["checker 'length' needs at least one of: " + ", ".join(_BOUNDS)])
     measured = _measure(text)
@@ -215,11 +219,13 @@ def length(
         kind, unit = name.split("_")
         have = measured[unit]
         if kind == "min" and have < bound:
-            issues.append(f"the text has {have} {unit}; it needs at least {bound} "
-                          f"(add about {bound - have})")
+            issues.append(
+                f"the text has {have} {unit}; it needs at least {bound} (add about {bound - have})"
+            )
         elif kind == "max" and have > bound:
-            issues.append(f"the text has {have} {unit}; the maximum is {bound} "
-                          f"(cut about {have - bound})")
+            issues.append(
+                f"the text has {have} {unit}; the maximum is {bound} (cut about {have - bound})"
+            )
     return CheckResult(not issues, issues)
 
 

@@ -19,13 +19,24 @@ class Ran:
     err: str
 
 
-def gradeloop(*args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None,
-              cwd: Path | None = None, timeout: float = 60) -> Ran:
+def gradeloop(
+    *args: str,
+    stdin: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+) -> Ran:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     full_env.update(env or {})
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    proc = subprocess.run([sys.executable, "-m", "gradeloop", *args], input=data,
-                          capture_output=True, env=full_env, cwd=cwd or ROOT, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gradeloop", *args],
+        input=data,
+        capture_output=True,
+        env=full_env,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+    )
     out, err = proc.stdout.decode(), proc.stderr.decode()
     assert "Traceback" not in err, err  # no traceback ever reaches a user
     return Ran(proc.returncode, out, err)

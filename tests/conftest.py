@@ -54,13 +54,21 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def gradeloop_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-                   ) -> Iterator[Path]:
+def gradeloop_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("gradeloop-home")
     monkeypatch.setenv("GRADELOOP_HOME", str(home))
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
-                "GRADELOOP_MODEL", "GRADELOOP_JUDGE_MODEL", "GRADELOOP_DISABLE_PLUGIN_AUTOLOAD",
-                "GRADELOOP_PLUGINS", "GRADELOOP_BLOCK_PLUGINS"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "GRADELOOP_MODEL",
+        "GRADELOOP_JUDGE_MODEL",
+        "GRADELOOP_DISABLE_PLUGIN_AUTOLOAD",
+        "GRADELOOP_PLUGINS",
+        "GRADELOOP_BLOCK_PLUGINS",
+    ):
         monkeypatch.delenv(var, raising=False)
     reset_default_registry()
     yield home

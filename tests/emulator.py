@@ -61,8 +61,11 @@ class HTTPError:
 
     def body(self) -> dict[str, Any]:
         kind = self.error_type or _ERROR_TYPES.get(self.status, "api_error")
-        return {"type": "error", "error": {"type": kind, "message": self.message},
-                "request_id": "req_emulated"}
+        return {
+            "type": "error",
+            "error": {"type": kind, "message": self.message},
+            "request_id": "req_emulated",
+        }
 
 
 def http_error(status: int, message: str = "scripted error", **headers: str) -> HTTPError:
@@ -95,8 +98,9 @@ class Emulator:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll keeps shutdown (run after every test) quick.
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.02,), daemon=True
+        )
         self._thread.start()
 
     @property
@@ -138,8 +142,11 @@ class Emulator:
         with self._lock:
             item = self._queue.popleft() if self._queue else self.responder
         if item is None:
-            return HTTPError(500, "emulator: no reply queued for this request",
-                             headers={"x-should-retry": "false"})
+            return HTTPError(
+                500,
+                "emulator: no reply queued for this request",
+                headers={"x-should-retry": "false"},
+            )
         if callable(item) and not isinstance(item, Message | HTTPError):
             item = item(body)
         return item
@@ -173,8 +180,9 @@ class Emulator:
                 seen = digest in self._cache
                 self._cache.add(digest)
             read, created = (cached, 0) if seen else (0, cached)
-        out_text = "".join(getattr(b, "text", "") or getattr(b, "thinking", "") or ""
-                           for b in reply.content)
+        out_text = "".join(
+            getattr(b, "text", "") or getattr(b, "thinking", "") or "" for b in reply.content
+        )
         return {
             "input_tokens": max(0, total - created - read),
             "output_tokens": max(1, _tokens(out_text)),
@@ -270,8 +278,11 @@ def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
             try:
                 self._send(*emulator.answer(body))
             except Exception as exc:  # a broken script must show up as a failed request
-                self._send(500, {"x-should-retry": "false"},
-                           HTTPError(500, f"emulator error: {exc!r}").body())
+                self._send(
+                    500,
+                    {"x-should-retry": "false"},
+                    HTTPError(500, f"emulator error: {exc!r}").body(),
+                )
 
         def do_GET(self) -> None:
             self._record(None)

@@ -8,11 +8,20 @@ from typing import Any
 from gradeloop import Criterion, Verdict
 
 
-def verdict(passed: bool = True, met: dict[str, bool] | None = None,
-            issues: Sequence[str] = (), scores: dict[str, float] | None = None,
-            reasoning: str = "cited section 4.2") -> Verdict:
-    return Verdict(reasoning=reasoning, criteria_met=met or {}, passed=passed,
-                   issues=list(issues), scores=scores or {})
+def verdict(
+    passed: bool = True,
+    met: dict[str, bool] | None = None,
+    issues: Sequence[str] = (),
+    scores: dict[str, float] | None = None,
+    reasoning: str = "cited section 4.2",
+) -> Verdict:
+    return Verdict(
+        reasoning=reasoning,
+        criteria_met=met or {},
+        passed=passed,
+        issues=list(issues),
+        scores=scores or {},
+    )
 
 
 class FakeJudge:
@@ -42,15 +51,17 @@ class AllMet:
 
     def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         self.asked.append([c.key for c in criteria])
-        return verdict(True, {c.key: True for c in criteria},
-                       scores={c.key: 10 for c in criteria if c.scale == "score"})
+        return verdict(
+            True,
+            {c.key: True for c in criteria},
+            scores={c.key: 10 for c in criteria if c.scale == "score"},
+        )
 
 
 class FakeGenerator:
     """Returns d0, d1, ... (or scripted texts) and records each prompt."""
 
-    def __init__(self, texts: Sequence[str] | None = None, calls: list[str] | None = None
-                 ) -> None:
+    def __init__(self, texts: Sequence[str] | None = None, calls: list[str] | None = None) -> None:
         self.texts = list(texts) if texts is not None else None
         self.prompts: list[dict[str, Any]] = []
         self.calls = calls if calls is not None else []

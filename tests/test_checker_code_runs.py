@@ -53,118 +53,396 @@ def passing(code: str, python: str, **options: Any) -> None:
 
 RULES = [
     ("third_party", "import requests", "3.9", "import urllib.request", "3.9", "'requests'"),
-    ("third_party_from", "from yaml import safe_load", "3.9", "from json import loads",
-     "3.9", "'yaml'"),
-    ("submodule_top_level", "import google.protobuf", "3.9", "import xml.etree.ElementTree",
-     "3.9", "'google.protobuf'"),
-    ("import_in_function", "def f():\n    import numpy", "3.9", "def f():\n    import math",
-     "3.9", "'numpy'"),
-    ("relative", "from . import sibling", "3.9", "from os import sep", "3.9",
-     "relative import"),
-    ("relative_module", "from ..pkg import x", "3.9", "from pkgutil import walk_packages",
-     "3.9", "'from ..pkg import ...'"),
+    (
+        "third_party_from",
+        "from yaml import safe_load",
+        "3.9",
+        "from json import loads",
+        "3.9",
+        "'yaml'",
+    ),
+    (
+        "submodule_top_level",
+        "import google.protobuf",
+        "3.9",
+        "import xml.etree.ElementTree",
+        "3.9",
+        "'google.protobuf'",
+    ),
+    (
+        "import_in_function",
+        "def f():\n    import numpy",
+        "3.9",
+        "def f():\n    import math",
+        "3.9",
+        "'numpy'",
+    ),
+    ("relative", "from . import sibling", "3.9", "from os import sep", "3.9", "relative import"),
+    (
+        "relative_module",
+        "from ..pkg import x",
+        "3.9",
+        "from pkgutil import walk_packages",
+        "3.9",
+        "'from ..pkg import ...'",
+    ),
     ("module_too_new", "import tomllib", "3.10", "import tomllib", "3.11", "new in Python 3.11"),
     ("zoneinfo", "import zoneinfo", "3.8", "import zoneinfo", "3.9", "new in Python 3.9"),
-    ("annotationlib", "import annotationlib", "3.13", "import annotationlib", "3.14",
-     "new in Python 3.14"),
-    ("module_removed", "import distutils.core", "3.12", "import distutils.core", "3.11",
-     "Python 3.12 removed"),
-    ("dead_batteries", "import telnetlib", "3.13", "import telnetlib", "3.12",
-     "Python 3.13 removed"),
+    (
+        "annotationlib",
+        "import annotationlib",
+        "3.13",
+        "import annotationlib",
+        "3.14",
+        "new in Python 3.14",
+    ),
+    (
+        "module_removed",
+        "import distutils.core",
+        "3.12",
+        "import distutils.core",
+        "3.11",
+        "Python 3.12 removed",
+    ),
+    (
+        "dead_batteries",
+        "import telnetlib",
+        "3.13",
+        "import telnetlib",
+        "3.12",
+        "Python 3.13 removed",
+    ),
     ("private", "import _collections_abc", "3.9", "import _thread", "3.9", "private CPython"),
-    ("future_unknown", "from __future__ import braces", "3.9",
-     "from __future__ import annotations", "3.9", "unknown __future__ feature"),
-    ("future_misplaced", "import os\nfrom __future__ import annotations", "3.9",
-     '"""Doc."""\nfrom __future__ import annotations\nimport os', "3.9", "below other code"),
-    ("name_added", "from typing import Self", "3.10", "from typing import Self", "3.11",
-     "'typing.Self', new in Python 3.11"),
-    ("attribute_added", "import itertools\nitertools.pairwise([1, 2])", "3.9",
-     "import itertools\nitertools.pairwise([1, 2])", "3.10", "'itertools.pairwise'"),
-    ("aliased_module", "import itertools as it\nit.pairwise([])", "3.9",
-     "import itertools as it\nit.chain([])", "3.9", "'itertools.pairwise'"),
-    ("submodule_attribute", "import collections.abc\ncollections.abc.Buffer", "3.11",
-     "import collections.abc\ncollections.abc.Buffer", "3.12", "'collections.abc.Buffer'"),
-    ("name_removed", "from collections import Mapping", "3.10",
-     "from collections.abc import Mapping", "3.10", "import it from collections.abc"),
-    ("builtin_added", "raise ExceptionGroup('x', [])", "3.10",
-     "raise ExceptionGroup('x', [])", "3.11", "'ExceptionGroup', new in Python 3.11"),
-    ("builtin_shadowed", "async def f(it):\n    return await anext(it)", "3.9",
-     "async def anext(it):\n    return 1\nasync def f(it):\n    return await anext(it)",
-     "3.9", "'anext'"),
-    ("keyword_added", "zip([1], [2], strict=True)", "3.9", "zip([1], [2], strict=True)",
-     "3.10", "passes strict= to zip()"),
-    ("dataclass_keyword", "from dataclasses import dataclass\n@dataclass(slots=True)\n"
-     "class C:\n    x: int", "3.9", "from dataclasses import dataclass\n@dataclass(frozen=True)"
-     "\nclass C:\n    x: int", "3.9", "passes slots= to dataclass()"),
-    ("union_parameter", "def f(x: int | None) -> None: ...", "3.9",
-     "from __future__ import annotations\ndef f(x: int | None) -> None: ...", "3.9",
-     "X | Y union"),
-    ("union_return", "def f() -> 'int' | None: ...", "3.9", "def f() -> 'int | None': ...",
-     "3.9", "X | Y union"),
-    ("union_module_variable", "x: int | None = None", "3.9", "x: int | None = None", "3.10",
-     "X | Y union"),
-    ("union_class_variable", "class C:\n    x: int | None = None", "3.9",
-     "def f():\n    x: int | None = None\n    return x", "3.9", "X | Y union"),
-    ("union_at_runtime", "ok = isinstance(1, int | str)", "3.9", "flags = 1 | 2", "3.9",
-     "type union 'int | str' at run time"),
-    ("builtin_generic", "def f(x: list[int]) -> None: ...", "3.8",
-     "from __future__ import annotations\ndef f(x: list[int]) -> None: ...", "3.8",
-     "subscripts the built-in 'list'"),
-    ("builtin_generic_runtime", "from __future__ import annotations\nAlias = dict[str, int]",
-     "3.8", "Alias = dict[str, int]", "3.9", "subscripts the built-in 'dict'"),
-    ("abc_generic", "from collections.abc import Iterable\nAlias = Iterable[int]", "3.8",
-     "from collections.abc import Iterable\nAlias = Iterable[int]", "3.9",
-     "'collections.abc.Iterable'"),
-    ("match", "match 1:\n    case 1:\n        pass", "3.9", "match 1:\n    case 1:\n        pass",
-     "3.10", "does not parse as Python 3.9"),
-    ("except_star", "try:\n    pass\nexcept* ValueError:\n    pass", "3.10",
-     "try:\n    pass\nexcept* ValueError:\n    pass", "3.11", "does not parse as Python 3.10"),
-    ("paren_with", "with (open('a') as f, open('b') as g):\n    pass", "3.8",
-     "with (open('a')) as f:\n    pass", "3.8", "arenthesized context managers"),
-    ("relaxed_decorator", "@buttons[0].clicked\ndef f(): pass", "3.8",
-     "@app.route('/')\ndef f(): pass", "3.8", "an expression as a decorator"),
-    ("walrus_in_set", "s = {y := 1}", "3.8", "s = {(y := 1)}", "3.8",
-     "unparenthesized assignment expression in a set"),
-    ("walrus_in_index", "a = [0]\na[x := 0]", "3.9", "a = [0]\na[(x := 0)]", "3.9",
-     "unparenthesized assignment expression inside []"),
-    ("star_target", "for x in *[1], *[2]:\n    pass", "3.8",
-     "for x in (*[1], *[2]):\n    pass", "3.8", "unparenthesized starred items"),
-    ("star_subscript", "a = {}\na[*b]", "3.10", "a = {}\na[(*b,)]", "3.10",
-     "a starred item inside []"),
-    ("star_annotation", "def f(*args: *Ts): pass", "3.10", "def f(*args: *Ts): pass", "3.11",
-     "a starred annotation"),
-    ("fstring_quote", 'x = 1\nprint(f"{"a"}")', "3.11", "x = 1\nprint(f\"{'a'}\")", "3.11",
-     "Python 3.1"),
-    ("return_outside", "return 1", "3.9", "def f():\n    return 1", "3.9",
-     "'return' outside a function"),
-    ("return_in_class", "class C:\n    return 1", "3.9", "class C:\n    def f(self):\n"
-     "        return 1", "3.9", "'return' outside a function"),
-    ("yield_outside", "yield 1", "3.9", "def g():\n    yield 1", "3.9",
-     "'yield' outside a function"),
-    ("await_outside", "await asyncio.sleep(1)", "3.9",
-     "import asyncio\nasync def main():\n    await asyncio.sleep(1)", "3.9",
-     "'await' outside an async function"),
-    ("await_in_lambda", "async def f():\n    g = lambda: await h()", "3.9",
-     "async def f():\n    g = await h()", "3.9", "'await' outside an async function"),
-    ("try_guard", "try:\n    import ujson as json\nexcept ValueError:\n    import json", "3.9",
-     "try:\n    import ujson as json\nexcept ImportError:\n    import json", "3.9", "'ujson'"),
-    ("try_star_guard", "try:\n    import ujson\nexcept* ValueError:\n    pass", "3.11",
-     "try:\n    import ujson\nexcept* ImportError:\n    pass", "3.11", "'ujson'"),
-    ("type_checking", "DEBUG = False\nif DEBUG:\n    import numpy", "3.9",
-     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import numpy", "3.9",
-     "'numpy'"),
-    ("version_guard", "import sys\nif sys.version_info >= (3, 11):\n    import tomllib\n"
-     "else:\n    import tomli as tomllib", "3.9", "import sys\nif sys.version_info >= "
-     "(3, 11):\n    import tomllib\nelse:\n    import tomli as tomllib", "3.11", "'tomli'"),
-    ("dynamic_import", "import importlib\nimportlib.import_module('requests')", "3.9",
-     "import importlib\nimportlib.import_module('json')", "3.9", "'requests'"),
-    ("dunder_import", "yaml = __import__('yaml')", "3.9", "json = __import__('json')", "3.9",
-     "'yaml'"),
+    (
+        "future_unknown",
+        "from __future__ import braces",
+        "3.9",
+        "from __future__ import annotations",
+        "3.9",
+        "unknown __future__ feature",
+    ),
+    (
+        "future_misplaced",
+        "import os\nfrom __future__ import annotations",
+        "3.9",
+        '"""Doc."""\nfrom __future__ import annotations\nimport os',
+        "3.9",
+        "below other code",
+    ),
+    (
+        "name_added",
+        "from typing import Self",
+        "3.10",
+        "from typing import Self",
+        "3.11",
+        "'typing.Self', new in Python 3.11",
+    ),
+    (
+        "attribute_added",
+        "import itertools\nitertools.pairwise([1, 2])",
+        "3.9",
+        "import itertools\nitertools.pairwise([1, 2])",
+        "3.10",
+        "'itertools.pairwise'",
+    ),
+    (
+        "aliased_module",
+        "import itertools as it\nit.pairwise([])",
+        "3.9",
+        "import itertools as it\nit.chain([])",
+        "3.9",
+        "'itertools.pairwise'",
+    ),
+    (
+        "submodule_attribute",
+        "import collections.abc\ncollections.abc.Buffer",
+        "3.11",
+        "import collections.abc\ncollections.abc.Buffer",
+        "3.12",
+        "'collections.abc.Buffer'",
+    ),
+    (
+        "name_removed",
+        "from collections import Mapping",
+        "3.10",
+        "from collections.abc import Mapping",
+        "3.10",
+        "import it from collections.abc",
+    ),
+    (
+        "builtin_added",
+        "raise ExceptionGroup('x', [])",
+        "3.10",
+        "raise ExceptionGroup('x', [])",
+        "3.11",
+        "'ExceptionGroup', new in Python 3.11",
+    ),
+    (
+        "builtin_shadowed",
+        "async def f(it):\n    return await anext(it)",
+        "3.9",
+        "async def anext(it):\n    return 1\nasync def f(it):\n    return await anext(it)",
+        "3.9",
+        "'anext'",
+    ),
+    (
+        "keyword_added",
+        "zip([1], [2], strict=True)",
+        "3.9",
+        "zip([1], [2], strict=True)",
+        "3.10",
+        "passes strict= to zip()",
+    ),
+    (
+        "dataclass_keyword",
+        "from dataclasses import dataclass\n@dataclass(slots=True)\nclass C:\n    x: int",
+        "3.9",
+        "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass C:\n    x: int",
+        "3.9",
+        "passes slots= to dataclass()",
+    ),
+    (
+        "union_parameter",
+        "def f(x: int | None) -> None: ...",
+        "3.9",
+        "from __future__ import annotations\ndef f(x: int | None) -> None: ...",
+        "3.9",
+        "X | Y union",
+    ),
+    (
+        "union_return",
+        "def f() -> 'int' | None: ...",
+        "3.9",
+        "def f() -> 'int | None': ...",
+        "3.9",
+        "X | Y union",
+    ),
+    (
+        "union_module_variable",
+        "x: int | None = None",
+        "3.9",
+        "x: int | None = None",
+        "3.10",
+        "X | Y union",
+    ),
+    (
+        "union_class_variable",
+        "class C:\n    x: int | None = None",
+        "3.9",
+        "def f():\n    x: int | None = None\n    return x",
+        "3.9",
+        "X | Y union",
+    ),
+    (
+        "union_at_runtime",
+        "ok = isinstance(1, int | str)",
+        "3.9",
+        "flags = 1 | 2",
+        "3.9",
+        "type union 'int | str' at run time",
+    ),
+    (
+        "builtin_generic",
+        "def f(x: list[int]) -> None: ...",
+        "3.8",
+        "from __future__ import annotations\ndef f(x: list[int]) -> None: ...",
+        "3.8",
+        "subscripts the built-in 'list'",
+    ),
+    (
+        "builtin_generic_runtime",
+        "from __future__ import annotations\nAlias = dict[str, int]",
+        "3.8",
+        "Alias = dict[str, int]",
+        "3.9",
+        "subscripts the built-in 'dict'",
+    ),
+    (
+        "abc_generic",
+        "from collections.abc import Iterable\nAlias = Iterable[int]",
+        "3.8",
+        "from collections.abc import Iterable\nAlias = Iterable[int]",
+        "3.9",
+        "'collections.abc.Iterable'",
+    ),
+    (
+        "match",
+        "match 1:\n    case 1:\n        pass",
+        "3.9",
+        "match 1:\n    case 1:\n        pass",
+        "3.10",
+        "does not parse as Python 3.9",
+    ),
+    (
+        "except_star",
+        "try:\n    pass\nexcept* ValueError:\n    pass",
+        "3.10",
+        "try:\n    pass\nexcept* ValueError:\n    pass",
+        "3.11",
+        "does not parse as Python 3.10",
+    ),
+    (
+        "paren_with",
+        "with (open('a') as f, open('b') as g):\n    pass",
+        "3.8",
+        "with (open('a')) as f:\n    pass",
+        "3.8",
+        "arenthesized context managers",
+    ),
+    (
+        "relaxed_decorator",
+        "@buttons[0].clicked\ndef f(): pass",
+        "3.8",
+        "@app.route('/')\ndef f(): pass",
+        "3.8",
+        "an expression as a decorator",
+    ),
+    (
+        "walrus_in_set",
+        "s = {y := 1}",
+        "3.8",
+        "s = {(y := 1)}",
+        "3.8",
+        "unparenthesized assignment expression in a set",
+    ),
+    (
+        "walrus_in_index",
+        "a = [0]\na[x := 0]",
+        "3.9",
+        "a = [0]\na[(x := 0)]",
+        "3.9",
+        "unparenthesized assignment expression inside []",
+    ),
+    (
+        "star_target",
+        "for x in *[1], *[2]:\n    pass",
+        "3.8",
+        "for x in (*[1], *[2]):\n    pass",
+        "3.8",
+        "unparenthesized starred items",
+    ),
+    (
+        "star_subscript",
+        "a = {}\na[*b]",
+        "3.10",
+        "a = {}\na[(*b,)]",
+        "3.10",
+        "a starred item inside []",
+    ),
+    (
+        "star_annotation",
+        "def f(*args: *Ts): pass",
+        "3.10",
+        "def f(*args: *Ts): pass",
+        "3.11",
+        "a starred annotation",
+    ),
+    (
+        "fstring_quote",
+        'x = 1\nprint(f"{"a"}")',
+        "3.11",
+        "x = 1\nprint(f\"{'a'}\")",
+        "3.11",
+        "Python 3.1",
+    ),
+    (
+        "return_outside",
+        "return 1",
+        "3.9",
+        "def f():\n    return 1",
+        "3.9",
+        "'return' outside a function",
+    ),
+    (
+        "return_in_class",
+        "class C:\n    return 1",
+        "3.9",
+        "class C:\n    def f(self):\n        return 1",
+        "3.9",
+        "'return' outside a function",
+    ),
+    (
+        "yield_outside",
+        "yield 1",
+        "3.9",
+        "def g():\n    yield 1",
+        "3.9",
+        "'yield' outside a function",
+    ),
+    (
+        "await_outside",
+        "await asyncio.sleep(1)",
+        "3.9",
+        "import asyncio\nasync def main():\n    await asyncio.sleep(1)",
+        "3.9",
+        "'await' outside an async function",
+    ),
+    (
+        "await_in_lambda",
+        "async def f():\n    g = lambda: await h()",
+        "3.9",
+        "async def f():\n    g = await h()",
+        "3.9",
+        "'await' outside an async function",
+    ),
+    (
+        "try_guard",
+        "try:\n    import ujson as json\nexcept ValueError:\n    import json",
+        "3.9",
+        "try:\n    import ujson as json\nexcept ImportError:\n    import json",
+        "3.9",
+        "'ujson'",
+    ),
+    (
+        "try_star_guard",
+        "try:\n    import ujson\nexcept* ValueError:\n    pass",
+        "3.11",
+        "try:\n    import ujson\nexcept* ImportError:\n    pass",
+        "3.11",
+        "'ujson'",
+    ),
+    (
+        "type_checking",
+        "DEBUG = False\nif DEBUG:\n    import numpy",
+        "3.9",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import numpy",
+        "3.9",
+        "'numpy'",
+    ),
+    (
+        "version_guard",
+        "import sys\nif sys.version_info >= (3, 11):\n    import tomllib\n"
+        "else:\n    import tomli as tomllib",
+        "3.9",
+        "import sys\nif sys.version_info >= "
+        "(3, 11):\n    import tomllib\nelse:\n    import tomli as tomllib",
+        "3.11",
+        "'tomli'",
+    ),
+    (
+        "dynamic_import",
+        "import importlib\nimportlib.import_module('requests')",
+        "3.9",
+        "import importlib\nimportlib.import_module('json')",
+        "3.9",
+        "'requests'",
+    ),
+    (
+        "dunder_import",
+        "yaml = __import__('yaml')",
+        "3.9",
+        "json = __import__('json')",
+        "3.9",
+        "'yaml'",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("fail_code", "fail_on", "pass_code", "pass_on", "fragment"),
-                         [r[1:] for r in RULES], ids=[r[0] for r in RULES])
+@pytest.mark.parametrize(
+    ("fail_code", "fail_on", "pass_code", "pass_on", "fragment"),
+    [r[1:] for r in RULES],
+    ids=[r[0] for r in RULES],
+)
 def test_rule_fails_and_its_twin_passes(
     fail_code: str, fail_on: str, pass_code: str, pass_on: str, fragment: str
 ) -> None:
@@ -172,8 +450,11 @@ def test_rule_fails_and_its_twin_passes(
     passing(pass_code, pass_on)
 
 
-@pytest.mark.parametrize(("fail_code", "fail_on", "pass_code", "pass_on", "fragment"),
-                         [r[1:] for r in RULES], ids=[r[0] for r in RULES])
+@pytest.mark.parametrize(
+    ("fail_code", "fail_on", "pass_code", "pass_on", "fragment"),
+    [r[1:] for r in RULES],
+    ids=[r[0] for r in RULES],
+)
 def test_statements_only_walk_finds_what_the_full_walk_finds(
     fail_code: str, fail_on: str, pass_code: str, pass_on: str, fragment: str
 ) -> None:
@@ -202,8 +483,9 @@ def test_imports_inside_a_guard_still_count_in_its_except_branch() -> None:
 
 
 def test_a_version_test_that_depends_on_the_micro_version_walks_both_branches() -> None:
-    code = ("import sys\nif sys.version_info < (3, 9, 2):\n    import requests\nelse:\n"
-            "    import json")
+    code = (
+        "import sys\nif sys.version_info < (3, 9, 2):\n    import requests\nelse:\n    import json"
+    )
     failing(code, "3.9", "'requests'")
     passing(code, "3.10")
 
@@ -213,8 +495,11 @@ def test_union_chain_is_one_issue() -> None:
 
 
 def test_lazy_annotations_do_not_hide_syntax_or_imports() -> None:
-    failing("from __future__ import annotations\nimport requests\ndef f(x: int | None): ...",
-            "3.9", "'requests'")
+    failing(
+        "from __future__ import annotations\nimport requests\ndef f(x: int | None): ...",
+        "3.9",
+        "'requests'",
+    )
 
 
 def test_newer_syntax_on_its_own_version() -> None:
@@ -239,32 +524,38 @@ def test_target_newer_than_the_interpreter_checks_what_it_can_parse() -> None:
 # -- source-text helpers ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("code", "expected"), [
-    ("with (open(a) as f, open(b) as g):\n    pass\n", True),
-    ("with (\n    open(a) as f,  # comment (\n):\n    pass\n", True),
-    ("with (open(a) as f):\n    pass\n", True),
-    ("with (open(a)) as f:\n    pass\n", False),
-    ("with (open(a)) as (f):\n    pass\n", False),
-    ("with open(a) as f, open(b) as g:\n    pass\n", False),
-    ("with (a), b:\n    pass\n", False),
-    ("async def f():\n    async with (a as b, c as d):\n        pass\n", True),
-])
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("with (open(a) as f, open(b) as g):\n    pass\n", True),
+        ("with (\n    open(a) as f,  # comment (\n):\n    pass\n", True),
+        ("with (open(a) as f):\n    pass\n", True),
+        ("with (open(a)) as f:\n    pass\n", False),
+        ("with (open(a)) as (f):\n    pass\n", False),
+        ("with open(a) as f, open(b) as g:\n    pass\n", False),
+        ("with (a), b:\n    pass\n", False),
+        ("async def f():\n    async with (a as b, c as d):\n        pass\n", True),
+    ],
+)
 def test_parenthesized_with_is_read_from_the_source(code: str, expected: bool) -> None:
     tree = ast.parse(code)
     node = next(n for n in ast.walk(tree) if isinstance(n, ast.With | ast.AsyncWith))
     assert parenthesized_with(node, BlockText(code)) is expected
 
 
-@pytest.mark.parametrize(("segment", "problem"), [
-    ('f"{"a"}"', "own quote"),
-    ("f\"{'\\n'.join(x)}\"", "backslash"),
-    ("f'''{\n x # c\n}'''", "comment"),
-    ("f'{\n x\n}'", "line break"),
-    ("f\"{a['k']}\"", None),
-    ("f'''{\n x\n}'''", None),
-    ("f'{x}' f\"{y}\"", None),
-    ("f'{x!r:>{w}}'", None),
-])
+@pytest.mark.parametrize(
+    ("segment", "problem"),
+    [
+        ('f"{"a"}"', "own quote"),
+        ("f\"{'\\n'.join(x)}\"", "backslash"),
+        ("f'''{\n x # c\n}'''", "comment"),
+        ("f'{\n x\n}'", "line break"),
+        ("f\"{a['k']}\"", None),
+        ("f'''{\n x\n}'''", None),
+        ("f'{x}' f\"{y}\"", None),
+        ("f'{x!r:>{w}}'", None),
+    ],
+)
 def test_fstring_problems_are_seen_where_the_tokenizer_shows_them(
     segment: str, problem: str | None
 ) -> None:
@@ -276,11 +567,22 @@ def test_fstring_problems_are_seen_where_the_tokenizer_shows_them(
 
 
 PEP701_CASES = [
-    ('f"{"a"}"', True), ("f\"{'\\n'.join(x)}\"", True), ("f" + "'" * 3 + "{x}" + "'" * 3, True),
-    ("f'{\n x\n}'", True), ("f'{x # c}'", True), ("f'{'#'}'", True), ("Rf'{'a'}'", True),
-    ("f\"{a['k']}\"", False), ("f'{x}' f\"{y}\"", False), ("f'{x!r:>{w}}'", False),
-    ('f"{x}"  # a comment', False), ("f'{{x}}'", False), ("elf'{x}'", False),
-    ("rf'{x}\\d'", False), ('f"a\\"b{x}"', False), ('x = "if"', False),
+    ('f"{"a"}"', True),
+    ("f\"{'\\n'.join(x)}\"", True),
+    ("f" + "'" * 3 + "{x}" + "'" * 3, True),
+    ("f'{\n x\n}'", True),
+    ("f'{x # c}'", True),
+    ("f'{'#'}'", True),
+    ("Rf'{'a'}'", True),
+    ("f\"{a['k']}\"", False),
+    ("f'{x}' f\"{y}\"", False),
+    ("f'{x!r:>{w}}'", False),
+    ('f"{x}"  # a comment', False),
+    ("f'{{x}}'", False),
+    ("elf'{x}'", False),
+    ("rf'{x}\\d'", False),
+    ('f"a\\"b{x}"', False),
+    ('x = "if"', False),
 ]
 
 
@@ -293,10 +595,20 @@ def test_fast_path_spots_fstrings_that_may_need_312(source: str, expected: bool)
 # -- fences ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fence", [
-    "```python", "```py", "```python3", "```py3", "```Python", "~~~python",
-    '```python title="example.py"', "```{.python .numberLines}", "````python",
-])
+@pytest.mark.parametrize(
+    "fence",
+    [
+        "```python",
+        "```py",
+        "```python3",
+        "```py3",
+        "```Python",
+        "~~~python",
+        '```python title="example.py"',
+        "```{.python .numberLines}",
+        "````python",
+    ],
+)
 def test_every_python_fence_is_checked(fence: str) -> None:
     close = "~~~" if fence.startswith("~") else "````" if fence.startswith("````") else "```"
     text = f"{fence}\nimport requests\n{close}\n"
@@ -304,14 +616,17 @@ def test_every_python_fence_is_checked(fence: str) -> None:
     assert code_runs(text.replace("requests", "json")).passed
 
 
-@pytest.mark.parametrize("text", [
-    "```bash\npip install requests\nimport requests\n```\n",
-    "```\nimport requests\n```\n",
-    "```pycon\n>>> import requests\n```\n",
-    "Inline ```python import requests``` is not a fence.\n",
-    "```python import requests``` at the start of a line is inline code too.\n\nimport x\n",
-    "    import requests\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```bash\npip install requests\nimport requests\n```\n",
+        "```\nimport requests\n```\n",
+        "```pycon\n>>> import requests\n```\n",
+        "Inline ```python import requests``` is not a fence.\n",
+        "```python import requests``` at the start of a line is inline code too.\n\nimport x\n",
+        "    import requests\n",
+    ],
+)
 def test_other_blocks_are_not_python(text: str) -> None:
     assert code_runs(text).passed
 
@@ -324,8 +639,9 @@ def test_unlabeled_fences_when_asked() -> None:
 
 
 def test_fences_in_list_items_quotes_and_long_fences() -> None:
-    listed = ("1. Install:\n\n   ```python\n   import os\n   if os:\n"
-              "       import requests\n   ```\n")
+    listed = (
+        "1. Install:\n\n   ```python\n   import os\n   if os:\n       import requests\n   ```\n"
+    )
     assert "line 6 imports 'requests'" in code_runs(listed).issues[0]
     on_marker = "- ```python\n  import requests\n  ```\n"
     assert not code_runs(on_marker).passed
@@ -344,10 +660,29 @@ def test_unclosed_fence_runs_to_the_end() -> None:
 
 
 def test_issue_names_block_fence_line_and_draft_line() -> None:
-    text = "\n".join([
-        "# Guide", "", "```python", "import json", "```", "", "Now the client:", "", "1. a",
-        "2. b", "3. c", "4. d", "", "```python", "import os", "", "import requests", "```", "",
-    ])
+    text = "\n".join(
+        [
+            "# Guide",
+            "",
+            "```python",
+            "import json",
+            "```",
+            "",
+            "Now the client:",
+            "",
+            "1. a",
+            "2. b",
+            "3. c",
+            "4. d",
+            "",
+            "```python",
+            "import os",
+            "",
+            "import requests",
+            "```",
+            "",
+        ]
+    )
     assert code_runs(text).issues == [
         "Python block 2 (line 14): line 17 imports 'requests', which is not in the "
         "Python 3.9 standard library; use urllib.request instead or add 'requests' to allow"
@@ -379,19 +714,26 @@ def test_unsupported_version_in_a_direct_call_fails_clearly() -> None:
 
 
 def rubric(options: dict[str, Any], key: str = "code_sample") -> Rubric:
-    return Rubric.from_dict({"criteria": [
-        {"key": key, "description": "d", "checker": "code_runs", "options": options},
-    ]})
+    return Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": key, "description": "d", "checker": "code_runs", "options": options},
+            ]
+        }
+    )
 
 
-@pytest.mark.parametrize(("options", "fragment"), [
-    ({"python": "2.7"}, "'3.8', '3.9'"),
-    ({"python": 3.1}, "python"),
-    ({"pyton": "3.9"}, "unknown option 'pyton'"),
-    ({"allow": "requests"}, "allow"),
-    ({"allow": ["scikit-learn"]}, "not a module name"),
-    ({"require_code": [1]}, "require_code"),
-])
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"python": "2.7"}, "'3.8', '3.9'"),
+        ({"python": 3.1}, "python"),
+        ({"pyton": "3.9"}, "unknown option 'pyton'"),
+        ({"allow": "requests"}, "allow"),
+        ({"allow": ["scikit-learn"]}, "not a module name"),
+        ({"require_code": [1]}, "require_code"),
+    ],
+)
 def test_bad_options_fail_at_load_naming_the_criterion(
     options: dict[str, Any], fragment: str
 ) -> None:
@@ -460,20 +802,53 @@ def test_nasty_inputs_give_a_result_never_an_exception(text: str, python: str) -
     assert len(result.issues) <= 20
 
 
-CODEY = st.sampled_from([
-    "```python", "```py", "~~~python", "```", "~~~", "   ```python", "> ```python",
-    "import requests", "import os, sys", "from . import x", "from typing import Self",
-    "def f(x: int | None) -> list[int]:", "    return x", "    await y", "async def g():",
-    "class C:", "    x: int | None = None", "match x:", "    case 1:", "        pass",
-    "with (a as b, c as d):", "a[*b]", "{y := 1}", "try:", "except ImportError:",
-    "if sys.version_info >= (3, 10):", "else:", 'f"{"a"}"', "@x[0]", "yield 1", "(((",
-    "zip(a, b, strict=True)", "itertools.pairwise(x)", "\x00", "\t", "é", "\\",
-])
+CODEY = st.sampled_from(
+    [
+        "```python",
+        "```py",
+        "~~~python",
+        "```",
+        "~~~",
+        "   ```python",
+        "> ```python",
+        "import requests",
+        "import os, sys",
+        "from . import x",
+        "from typing import Self",
+        "def f(x: int | None) -> list[int]:",
+        "    return x",
+        "    await y",
+        "async def g():",
+        "class C:",
+        "    x: int | None = None",
+        "match x:",
+        "    case 1:",
+        "        pass",
+        "with (a as b, c as d):",
+        "a[*b]",
+        "{y := 1}",
+        "try:",
+        "except ImportError:",
+        "if sys.version_info >= (3, 10):",
+        "else:",
+        'f"{"a"}"',
+        "@x[0]",
+        "yield 1",
+        "(((",
+        "zip(a, b, strict=True)",
+        "itertools.pairwise(x)",
+        "\x00",
+        "\t",
+        "é",
+        "\\",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(CODEY | st.text(max_size=20), max_size=30).map("\n".join),
-       st.sampled_from(SUPPORTED))
+@given(
+    st.lists(CODEY | st.text(max_size=20), max_size=30).map("\n".join), st.sampled_from(SUPPORTED)
+)
 def test_any_markdown_gives_a_check_result(text: str, python: str) -> None:
     result = code_runs(text, python=python)  # type: ignore[arg-type]
     assert isinstance(result, CheckResult)
@@ -511,12 +886,15 @@ def test_fast_path_agrees_with_the_full_walk_on_random_code(code: str, python: s
     assert fast == slow
 
 
-@pytest.mark.parametrize(("code", "fragment"), [
-    ("import os\x00", "NUL character"),
-    ("x = '\ud800'", "lone surrogate"),
-    ("x = " + "-" * 100_000 + "1", "nested too deeply"),
-    ("def f(:\n    pass", "line 4 does not parse as Python 3.9"),
-])
+@pytest.mark.parametrize(
+    ("code", "fragment"),
+    [
+        ("import os\x00", "NUL character"),
+        ("x = '\ud800'", "lone surrogate"),
+        ("x = " + "-" * 100_000 + "1", "nested too deeply"),
+        ("def f(:\n    pass", "line 4 does not parse as Python 3.9"),
+    ],
+)
 def test_unparsable_blocks_say_why(code: str, fragment: str) -> None:
     failing(code, "3.9", fragment)
 

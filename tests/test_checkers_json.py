@@ -89,7 +89,7 @@ def test_json_valid_block_takes_the_first_json_block_and_maps_lines() -> None:
     assert not result.passed
     assert "block on line 6" in result.issues[0]
     assert "line 9" in result.issues[0]  # the draft's line, not the block's
-    assert json_valid(text.replace('1,\n}', '1\n}'), block=True).passed
+    assert json_valid(text.replace("1,\n}", "1\n}"), block=True).passed
 
 
 def test_json_valid_block_inside_a_list_item() -> None:
@@ -192,11 +192,13 @@ def test_json_schema_file_problems_fail_at_load(
     assert "not found" in message
     assert str(tmp_path) in message  # says where relative paths were looked up
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
-    assert "not valid JSON" in rejected("json_schema", {"schema_file": "broken.json"},
-                                        "schema_file")
+    assert "not valid JSON" in rejected(
+        "json_schema", {"schema_file": "broken.json"}, "schema_file"
+    )
     (tmp_path / "wrong.json").write_text('{"type": 5}', encoding="utf-8")
-    assert "not a valid JSON Schema" in rejected("json_schema", {"schema_file": "wrong.json"},
-                                                 "schema_file")
+    assert "not a valid JSON Schema" in rejected(
+        "json_schema", {"schema_file": "wrong.json"}, "schema_file"
+    )
 
 
 def test_json_schema_file_that_vanished_fails_the_check(tmp_path: Path) -> None:
@@ -208,8 +210,9 @@ def test_json_schema_file_that_vanished_fails_the_check(tmp_path: Path) -> None:
 def test_an_invalid_inline_schema_fails_at_load() -> None:
     message = rejected("json_schema", {"inline_schema": {"type": "strin"}}, "inline_schema")
     assert "not a valid JSON Schema" in message
-    message = rejected("json_schema", {"inline_schema": {"$schema": "https://x.test/s"}},
-                       "inline_schema")
+    message = rejected(
+        "json_schema", {"inline_schema": {"$schema": "https://x.test/s"}}, "inline_schema"
+    )
     assert "unknown $schema" in message
     rejected("json_schema", {"inline_schema": {"$schema": 7}}, "inline_schema")
     rejected("json_schema", {"inline_schema": {"pattern": "("}}, "inline_schema")
@@ -247,23 +250,49 @@ def test_without_jsonschema_the_rubric_fails_at_load_with_the_install_hint(
 
 # -- robustness -------------------------------------------------------------------------------
 
-FRAGMENTS = ["```json\n", "```\n", "{", "}", "[", "]", '"a"', ":", ",", "1", "-", "NaN", "null",
-             "\n", "\\u00", "é", "1e999", "9" * 30]
+FRAGMENTS = [
+    "```json\n",
+    "```\n",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"a"',
+    ":",
+    ",",
+    "1",
+    "-",
+    "NaN",
+    "null",
+    "\n",
+    "\\u00",
+    "é",
+    "1e999",
+    "9" * 30,
+]
 texts = st.one_of(
     st.text(),
     st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=3)).map("".join),
-    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4),
-                 lambda kids: st.lists(kids) | st.dictionaries(st.text(max_size=3), kids))
-    .map(json.dumps),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+        lambda kids: st.lists(kids) | st.dictionaries(st.text(max_size=3), kids),
+    ).map(json.dumps),
 )
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("json_valid", {}),
     ("json_valid", {"block": True}),
     ("json_schema", {"inline_schema": ORDER}),
-    ("json_schema", {"inline_schema": {"items": {"oneOf": [{"type": "string"}, {"minimum": 1}]},
-                                       "patternProperties": {"^a": {"format": "email"}}},
-                     "block": True}),
+    (
+        "json_schema",
+        {
+            "inline_schema": {
+                "items": {"oneOf": [{"type": "string"}, {"minimum": 1}]},
+                "patternProperties": {"^a": {"format": "email"}},
+            },
+            "block": True,
+        },
+    ),
 ]
 
 

@@ -103,7 +103,9 @@ def test_regex_options_are_checked_at_load() -> None:
     rejected("regex", {"pattern": "a", "must_mach": False}, "must_mach")
     rejected("regex", {"pattern": "a", "ignore_case": "sometimes"}, "ignore_case")
     assert load("regex", {"pattern": "a", "must_match": False})["k"].options == {
-        "pattern": "a", "must_match": False}
+        "pattern": "a",
+        "must_match": False,
+    }
 
 
 # -- contains / not_contains ----------------------------------------------------------------
@@ -262,8 +264,10 @@ def test_length_options_are_checked_at_load() -> None:
         ("Signed <your name>", "Signed <b>Ada</b>"),
         ("Dear {{ first_name }},", "Dear Ada,"),
         ("Intro\n...\nOutro", "Intro... and more\nOutro"),
-        ("```python\ndef f():\n    # ... rest of the code\n```",
-         "```python\ndef f():\n    pass\n```"),
+        (
+            "```python\ndef f():\n    # ... rest of the code\n```",
+            "```python\ndef f():\n    pass\n```",
+        ),
         ("```js\n// ...\n```", "```js\n// done\n```"),
         ("[...]", "as she said [sic]"),
         ("def f():\n    pass  # existing code here", "def f():\n    return 1"),
@@ -456,8 +460,29 @@ def test_a_misspelt_length_bound_points_at_the_real_names() -> None:
 
 # -- robustness -------------------------------------------------------------------------------
 
-FRAGMENTS = ["```", "~~~", "```json", "#", "## ", "---", "===", "\n", "\r\n", "\r", " ", "...",
-             "…", "TODO", "[insert x]", "{{a}}", "<your name>", "Summary", "é", "\x00", "\t"]
+FRAGMENTS = [
+    "```",
+    "~~~",
+    "```json",
+    "#",
+    "## ",
+    "---",
+    "===",
+    "\n",
+    "\r\n",
+    "\r",
+    " ",
+    "...",
+    "…",
+    "TODO",
+    "[insert x]",
+    "{{a}}",
+    "<your name>",
+    "Summary",
+    "é",
+    "\x00",
+    "\t",
+]
 texts = st.one_of(
     st.text(), st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=5)).map("".join)
 )
@@ -472,8 +497,17 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("not_contains", {"values": ("a", "b"), "mode": "all"}),
     ("starts_with", {"value": "#", "ignore_case": True}),
     ("ends_with", {"value": "…"}),
-    ("length", {"min_words": 1, "max_words": 5, "min_chars": 2, "max_chars": 50,
-                "min_lines": 1, "max_lines": 3}),
+    (
+        "length",
+        {
+            "min_words": 1,
+            "max_words": 5,
+            "min_chars": 2,
+            "max_chars": 50,
+            "min_lines": 1,
+            "max_lines": 3,
+        },
+    ),
     ("no_placeholders", {}),
     ("no_placeholders", {"ignore_code": True, "extra": (r"\d+",), "disable": ("todo",)}),
     ("required_sections", {"sections": ("Summary", "2. Usage"), "ordered": True}),

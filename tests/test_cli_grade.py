@@ -51,17 +51,23 @@ def test_judge_keys_without_a_model_exit_2_naming_keys_and_fixes() -> None:
     ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC)
     assert ran.code == 2
     assert ran.err.count("\n") == 1  # one line
-    for fragment in ("api_cited, errors_named, no_invention", "ANTHROPIC_API_KEY",
-                     "--code-only"):
+    for fragment in ("api_cited, errors_named, no_invention", "ANTHROPIC_API_KEY", "--code-only"):
         assert fragment in ran.err
 
 
 def test_grade_uses_the_judge_when_a_model_is_configured(emulator: Emulator) -> None:
     from gradeloop.testing import verdict_reply
 
-    emulator.enqueue(verdict_reply({
-        "reasoning": "cites 4.1-4.6", "passed": True, "issues": [],
-        "criteria_met": {"api_cited": True, "errors_named": True, "no_invention": True}}))
+    emulator.enqueue(
+        verdict_reply(
+            {
+                "reasoning": "cites 4.1-4.6",
+                "passed": True,
+                "issues": [],
+                "criteria_met": {"api_cited": True, "errors_named": True, "no_invention": True},
+            }
+        )
+    )
     ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC, "--base-url", emulator.base_url)
     assert ran.code == 1  # the code keys still fail: the judge cannot overrule them
     schema = emulator.bodies[0]["output_config"]["format"]["schema"]
@@ -76,8 +82,10 @@ def test_grade_uses_the_judge_when_a_model_is_configured(emulator: Emulator) -> 
         (["grade", DRAFT, "--rubric", "missing.toml"], "missing.toml: file not found"),
         (["grade", DRAFT], "required: --rubric"),
         (["grade", DRAFT, "--rubric", RUBRIC, "--task", "a", "--task-file", "b"], "not both"),
-        (["grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--task-file", "nope.txt"],
-         "task file not found"),
+        (
+            ["grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--task-file", "nope.txt"],
+            "task file not found",
+        ),
         (["nonsense"], "invalid choice"),
     ],
 )
@@ -92,20 +100,31 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], fragment: str) -> Non
     ("rubric_text", "fragment"),
     [
         ('[[criteria]]\nkey = "a"\ndescription = "d"\nwieght = 1\n', "did you mean 'weight'"),
-        ('[[criteria]]\nkey = "a"\ndescription = "d"\n[[criteria]]\nkey = "a"\n'
-         'description = "e"\n', "duplicate key 'a'"),
-        ('[[criteria]]\nkey = "a"\ndescription = "d"\nchecker = "nope"\n',
-         "registered checkers: code_runs"),
+        (
+            '[[criteria]]\nkey = "a"\ndescription = "d"\n[[criteria]]\nkey = "a"\n'
+            'description = "e"\n',
+            "duplicate key 'a'",
+        ),
+        (
+            '[[criteria]]\nkey = "a"\ndescription = "d"\nchecker = "nope"\n',
+            "registered checkers: code_runs",
+        ),
         ('[[criteria]]\nkey = "a"\ndescription = "d"\nweight = -2\n', "weight must be"),
-        ('[[criteria]]\nkey = "a"\ndescription = "d"\nscale = "score"\nthreshold = 12\n',
-         "threshold must be between 1 and 10"),
+        (
+            '[[criteria]]\nkey = "a"\ndescription = "d"\nscale = "score"\nthreshold = 12\n',
+            "threshold must be between 1 and 10",
+        ),
         ('[[criteria]]\nkey = "a\n', ":2: invalid TOML"),
-        ('[[criteria]]\nkey = "a"\ndescription = "d"\nchecker = "sentence_len"\n'
-         'options = { max_word = 3 }\n', "unknown option 'max_word'"),
+        (
+            '[[criteria]]\nkey = "a"\ndescription = "d"\nchecker = "sentence_len"\n'
+            "options = { max_word = 3 }\n",
+            "unknown option 'max_word'",
+        ),
     ],
 )
-def test_bad_rubrics_are_one_line_and_exit_2(tmp_path: Path, rubric_text: str,
-                                             fragment: str) -> None:
+def test_bad_rubrics_are_one_line_and_exit_2(
+    tmp_path: Path, rubric_text: str, fragment: str
+) -> None:
     rubric = tmp_path / "bad.toml"
     rubric.write_text(rubric_text, encoding="utf-8")
     ran = gradeloop("grade", DRAFT, "--rubric", str(rubric), "--code-only")
@@ -142,15 +161,20 @@ def test_a_broken_plugin_does_not_take_checkers_down(tmp_path: Path) -> None:
     assert "plugin 'broken' (gradeloop-broken) failed to load" in ran.out
     data = json.loads(gradeloop("checkers", "--json", env=env).out)
     assert [f["plugin"] for f in data["failed_plugins"]] == ["broken"]
-    blocked = json.loads(gradeloop("--block-plugin", "broken", "checkers", "--json",
-                                   env=env).out)
+    blocked = json.loads(gradeloop("--block-plugin", "broken", "checkers", "--json", env=env).out)
     assert blocked["failed_plugins"] == []
 
 
 def test_disable_plugin_autoload_from_the_command_line(tmp_path: Path) -> None:
     site = make_dist(tmp_path / "site", "gradeloop-shouty", {"shouty": GOOD})
-    data = json.loads(gradeloop("--disable-plugin-autoload", "checkers", "--json",
-                                env={"PYTHONPATH": str(site), "GRADELOOP_PLUGINS": "shouty"}).out)
+    data = json.loads(
+        gradeloop(
+            "--disable-plugin-autoload",
+            "checkers",
+            "--json",
+            env={"PYTHONPATH": str(site), "GRADELOOP_PLUGINS": "shouty"},
+        ).out
+    )
     assert [c["name"] for c in data["checkers"]] == ["shouty"]
 
 

@@ -22,8 +22,14 @@ JUDGE_KEYS = ("api_cited", "errors_named", "no_invention")
 
 
 def judged(passed: bool, issue: str = "cite 4.4 for retries") -> Any:
-    return verdict_reply({"reasoning": "read it", "criteria_met": dict.fromkeys(JUDGE_KEYS, passed),
-                          "passed": passed, "issues": [] if passed else [issue]})
+    return verdict_reply(
+        {
+            "reasoning": "read it",
+            "criteria_met": dict.fromkeys(JUDGE_KEYS, passed),
+            "passed": passed,
+            "issues": [] if passed else [issue],
+        }
+    )
 
 
 class Model:
@@ -46,8 +52,16 @@ class Model:
 
 
 def optimize(emulator: Emulator, *extra: str) -> Any:
-    return gradeloop("optimize", "--rubric", RUBRIC, "--task-file", str(EXAMPLE / "task.md"),
-                     "--base-url", emulator.base_url, *extra)
+    return gradeloop(
+        "optimize",
+        "--rubric",
+        RUBRIC,
+        "--task-file",
+        str(EXAMPLE / "task.md"),
+        "--base-url",
+        emulator.base_url,
+        *extra,
+    )
 
 
 def test_optimize_runs_the_loop_prints_rounds_and_records_history(
@@ -129,9 +143,24 @@ def test_a_loop_killed_mid_run_keeps_its_finished_rounds(
     emulator.responder = model
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gradeloop", "optimize", "--rubric", RUBRIC, "--task", "write",
-         "--base-url", emulator.base_url, "--stagnation-rounds", "0"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "gradeloop",
+            "optimize",
+            "--rubric",
+            RUBRIC,
+            "--task",
+            "write",
+            "--base-url",
+            emulator.base_url,
+            "--stagnation-rounds",
+            "0",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
@@ -148,4 +177,6 @@ def test_a_loop_killed_mid_run_keeps_its_finished_rounds(
     assert data[0]["rounds"] == 2 and data[0]["status"] == "interrupted"
     history = json.loads(gradeloop("history", data[0]["loop_id"], "--json").out)
     assert [it["content"] for it in history["iterations"]] == [
-        "# Guide\n\nDraft number 0. It is short.\n", "# Guide\n\nDraft number 1. It is short.\n"]
+        "# Guide\n\nDraft number 0. It is short.\n",
+        "# Guide\n\nDraft number 1. It is short.\n",
+    ]

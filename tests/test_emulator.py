@@ -24,8 +24,12 @@ def create(emulator: Emulator, **kw: Any) -> Any:
 
 
 def post(url: str, body: Any) -> tuple[int, dict[str, Any]]:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"content-type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req) as resp:
             return resp.status, json.loads(resp.read())
@@ -53,8 +57,9 @@ def test_requests_are_recorded_with_headers_and_body(emulator: Emulator) -> None
 
 
 def test_refusal_truncation_and_thinking_keep_their_shape(emulator: Emulator) -> None:
-    emulator.enqueue(refusal(category="cyber", explanation="why"), truncated("cut"),
-                     thinking_only())
+    emulator.enqueue(
+        refusal(category="cyber", explanation="why"), truncated("cut"), thinking_only()
+    )
     r = create(emulator)
     assert r.stop_reason == "refusal" and r.content == []
     assert r.stop_details.category == "cyber" and r.stop_details.explanation == "why"
@@ -105,18 +110,33 @@ def test_other_paths_are_json_404s(emulator: Emulator) -> None:
     assert info.value.code == 404
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ({"max_tokens": 1, "messages": USER}, "model: Field required"),
-    ({"model": "m", "max_tokens": 1, "messages": []}, "at least one message"),
-    ({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": "x"}]},
-     "user role"),
-    ({"model": "m", "max_tokens": 1, "messages": USER,
-      "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral",
-                                                                 "ttl": "2h"}}]},
-     "ttl"),
-])
-def test_malformed_requests_are_400s(emulator: Emulator, body: dict[str, Any],
-                                     words: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"max_tokens": 1, "messages": USER}, "model: Field required"),
+        ({"model": "m", "max_tokens": 1, "messages": []}, "at least one message"),
+        (
+            {"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": "x"}]},
+            "user role",
+        ),
+        (
+            {
+                "model": "m",
+                "max_tokens": 1,
+                "messages": USER,
+                "system": [
+                    {
+                        "type": "text",
+                        "text": "s",
+                        "cache_control": {"type": "ephemeral", "ttl": "2h"},
+                    }
+                ],
+            },
+            "ttl",
+        ),
+    ],
+)
+def test_malformed_requests_are_400s(emulator: Emulator, body: dict[str, Any], words: str) -> None:
     status, reply = post(emulator.base_url + "/v1/messages", body)
     assert status == 400 and words in reply["error"]["message"]
     assert emulator.pending == 0
@@ -153,8 +173,16 @@ def test_a_small_prefix_or_no_marker_caches_nothing(emulator: Emulator) -> None:
 
 
 def test_a_raw_dict_is_sent_as_is(emulator: Emulator) -> None:
-    emulator.enqueue({"id": "raw", "type": "message", "role": "assistant", "model": "m",
-                      "content": [{"type": "text", "text": "raw"}], "stop_reason": "end_turn",
-                      "usage": {"input_tokens": 7, "output_tokens": 8}})
+    emulator.enqueue(
+        {
+            "id": "raw",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "text", "text": "raw"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 7, "output_tokens": 8},
+        }
+    )
     msg = create(emulator)
     assert msg.id == "raw" and msg.usage.input_tokens == 7

@@ -28,10 +28,19 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Registry:
 
 
 def rubric(registry: Registry, **options: object) -> Rubric:
-    return Rubric.from_dict({"criteria": [
-        {"key": "short", "description": "Short paragraphs.", "checker": "max_paragraph_words",
-         "options": options},
-    ]}, registry=registry)
+    return Rubric.from_dict(
+        {
+            "criteria": [
+                {
+                    "key": "short",
+                    "description": "Short paragraphs.",
+                    "checker": "max_paragraph_words",
+                    "options": options,
+                },
+            ]
+        },
+        registry=registry,
+    )
 
 
 def test_the_example_plugin_registers_through_its_entry_point(registry: Registry) -> None:

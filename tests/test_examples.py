@@ -12,8 +12,9 @@ from tests.fakes import FakeGenerator, FakeJudge, verdict
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*/rubric*.toml")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", sorted(EXAMPLES.glob("*/rubric*.toml")), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_every_shipped_rubric_loads(path: Path) -> None:
     assert len(Rubric.load(path)) >= 1
 
@@ -23,8 +24,13 @@ def test_the_payments_draft_fails_both_code_keys_for_the_documented_reasons() ->
     assert [c.key for c in rubric.code_criteria] == ["code_runs", "sentence_len"]
     draft = (EXAMPLES / "payments-guide" / "draft.md").read_text(encoding="utf-8")
     ev = grade(draft, rubric, skip_judge=True)
-    assert ev.failed_keys == ("api_cited", "code_runs", "errors_named", "sentence_len",
-                              "no_invention")
+    assert ev.failed_keys == (
+        "api_cited",
+        "code_runs",
+        "errors_named",
+        "sentence_len",
+        "no_invention",
+    )
     issues = "\n".join(ev.verdict.issues)
     assert "imports 'requests'" in issues and "'str | None'" in issues
     assert "has 58 words (max 40)" in issues
@@ -34,12 +40,19 @@ def test_the_headphones_rubric_reproduces_seed_003() -> None:
     rubric = Rubric.load(EXAMPLES / "headphones" / "rubric.toml")
     words = " ".join(["word"] * 80)
     judge = FakeJudge(
-        verdict(True, {}, issues=["Add more emotional appeal"],
-                scores={"clarity": 8, "persuasiveness": 6, "technical_accuracy": 9}),
+        verdict(
+            True,
+            {},
+            issues=["Add more emotional appeal"],
+            scores={"clarity": 8, "persuasiveness": 6, "technical_accuracy": 9},
+        ),
         verdict(True, {}, scores={"clarity": 9, "persuasiveness": 8.5, "technical_accuracy": 9}),
     )
-    result = run_loop("Write it.", rubric, generator=FakeGenerator([words + " one",
-                                                                    words + " two " * 9]),
-                      judge=judge)
+    result = run_loop(
+        "Write it.",
+        rubric,
+        generator=FakeGenerator([words + " one", words + " two " * 9]),
+        judge=judge,
+    )
     assert result.to_json()["improvement_trajectory"] == [7.5, 8.8]
     assert result.passed is True

@@ -27,6 +27,7 @@ def generator(emulator: Emulator, **kw: object) -> AnthropicGenerator:
 
 # -- drafts -----------------------------------------------------------------------------
 
+
 def test_a_first_draft_sends_the_task_and_returns_the_text(emulator: Emulator) -> None:
     emulator.enqueue(text_reply("# Payments guide\n..."))
     gen = generator(emulator)
@@ -67,8 +68,13 @@ def test_a_previous_draft_cannot_close_its_own_tag(emulator: Emulator) -> None:
 
 def test_system_extra_body_and_model_are_sent(emulator: Emulator) -> None:
     emulator.enqueue(text_reply("ok"))
-    gen = generator(emulator, model="claude-sonnet-5-5", max_tokens=100,
-                    system="You write API docs.", extra_body={"temperature": 0.2})
+    gen = generator(
+        emulator,
+        model="claude-sonnet-5-5",
+        max_tokens=100,
+        system="You write API docs.",
+        extra_body={"temperature": 0.2},
+    )
     gen.generate("t")
     body = emulator.bodies[0]
     assert body["model"] == "claude-sonnet-5-5" and body["max_tokens"] == 100
@@ -79,12 +85,17 @@ def test_temperature_is_not_a_create_parameter_any_more() -> None:
     # Why sampling settings go through extra_body.
     client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
     with pytest.raises(TypeError, match="temperature"):
-        client.messages.create(model="m", max_tokens=1, messages=[],  # type: ignore[call-overload]
-                               temperature=0.5)
+        client.messages.create(
+            model="m",
+            max_tokens=1,
+            messages=[],  # type: ignore[call-overload]
+            temperature=0.5,
+        )
     client.close()
 
 
 # -- replies that are not drafts --------------------------------------------------------
+
 
 def test_refusal_raises_declined(emulator: Emulator) -> None:
     emulator.enqueue(refusal(category="cyber", explanation="malware"))
@@ -107,14 +118,23 @@ def test_thinking_only_raises_no_text_block(emulator: Emulator) -> None:
 
 
 def test_an_unknown_block_type_from_the_wire_is_not_text(emulator: Emulator) -> None:
-    emulator.enqueue({"id": "m1", "type": "message", "role": "assistant", "model": "m",
-                      "content": [{"type": "hologram", "data": "?"}], "stop_reason": "end_turn",
-                      "usage": {"input_tokens": 1, "output_tokens": 1}})
+    emulator.enqueue(
+        {
+            "id": "m1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "hologram", "data": "?"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    )
     with pytest.raises(NotAnAnswer, match=r"no text block.*hologram"):
         generator(emulator).generate("t")
 
 
 # -- retries and API errors -------------------------------------------------------------
+
 
 @pytest.mark.parametrize("status", [429, 529, 500])
 def test_transient_errors_are_retried_by_the_client(emulator: Emulator, status: int) -> None:
@@ -144,6 +164,7 @@ def test_a_bad_request_is_not_retried(emulator: Emulator) -> None:
 
 # -- usage ------------------------------------------------------------------------------
 
+
 def test_usage_model_stop_reason_and_latency_are_recorded(emulator: Emulator) -> None:
     emulator.enqueue(text_reply("a" * 400), text_reply("b" * 40))
     gen = generator(emulator, model="claude-haiku-5-5")
@@ -164,6 +185,7 @@ def test_max_tokens_must_be_positive(emulator: Emulator) -> None:
 
 
 # -- clients and models from the environment ----------------------------------------------
+
 
 def test_no_key_and_no_base_url_is_a_config_error_with_the_fix() -> None:
     assert model_configured() is False
@@ -224,7 +246,8 @@ def test_models_come_from_arguments_then_environment_then_defaults(
 
 
 def test_the_generator_reads_gradeloop_model(
-    monkeypatch: pytest.MonkeyPatch, emulator: Emulator,
+    monkeypatch: pytest.MonkeyPatch,
+    emulator: Emulator,
 ) -> None:
     monkeypatch.setenv("GRADELOOP_MODEL", "claude-sonnet-5-5")
     emulator.enqueue(text_reply("x"))

@@ -43,8 +43,9 @@ FACTS = {"key": "facts", "description": "No invention."}
 
 def test_judge_is_asked_only_about_its_own_keys(reg: Registry) -> None:
     judge = AllMet()
-    ev = grade("one two three", rubric(reg, SHORT, TONE, FACTS), task="t", judge=judge,
-               registry=reg)
+    ev = grade(
+        "one two three", rubric(reg, SHORT, TONE, FACTS), task="t", judge=judge, registry=reg
+    )
     assert judge.asked == [["tone", "facts"]]
     assert ev.accepted is True
     assert ev.verdict.criteria_met == {"short": True, "tone": True, "facts": True}
@@ -80,8 +81,7 @@ def test_a_missing_judge_key_fails(reg: Registry) -> None:
 
 def test_the_judges_claim_about_a_code_key_is_ignored(reg: Registry) -> None:
     judge = FakeJudge(verdict(True, {"tone": True, "short": True}))
-    ev = grade("one two three four five six", rubric(reg, SHORT, TONE), judge=judge,
-               registry=reg)
+    ev = grade("one two three four five six", rubric(reg, SHORT, TONE), judge=judge, registry=reg)
     assert ev.verdict.criteria_met["short"] is False
     assert ev.accepted is False
     assert "short: 6 words > 5" in ev.verdict.issues
@@ -94,8 +94,9 @@ def test_the_judges_passed_false_blocks_acceptance(reg: Registry) -> None:
 
 
 def test_a_raising_checker_is_a_failed_criterion_with_the_error(reg: Registry) -> None:
-    ev = grade("x", rubric(reg, {"key": "boom", "description": "d", "checker": "explode"}),
-               registry=reg)
+    ev = grade(
+        "x", rubric(reg, {"key": "boom", "description": "d", "checker": "explode"}), registry=reg
+    )
     assert ev.accepted is False
     assert ev["boom"].issues == ("checker 'explode' raised RuntimeError: checker bug",)
 
@@ -107,16 +108,21 @@ def test_seed_003_weighted_overall(reg: Registry) -> None:
         {"key": "persuasiveness", "description": "p", "scale": "score", "weight": 0.4},
         {"key": "technical_accuracy", "description": "t", "scale": "score", "weight": 0.3},
     )
-    judge = FakeJudge(verdict(True, {}, scores={"clarity": 8, "persuasiveness": 6,
-                                                "technical_accuracy": 9}))
+    judge = FakeJudge(
+        verdict(True, {}, scores={"clarity": 8, "persuasiveness": 6, "technical_accuracy": 9})
+    )
     ev = grade("draft", r, judge=judge, registry=reg)
     assert ev.overall_score == pytest.approx(7.5)
     assert [c.passed for c in ev.criteria] == [True, False, True]
     assert ev.accepted is False
     data = ev.to_json()
     assert data["overall_score"] == 7.5 and data["passed"] is False
-    assert data["criteria"][1] == {"name": "persuasiveness", "weight": 0.4, "score": 6.0,
-                                   "passed": False}
+    assert data["criteria"][1] == {
+        "name": "persuasiveness",
+        "weight": 0.4,
+        "score": 6.0,
+        "passed": False,
+    }
 
 
 def test_scored_met_is_decided_in_code_not_by_the_judges_boolean(reg: Registry) -> None:
@@ -169,8 +175,7 @@ def test_judge_failures_become_judge_errors_never_passes(reg: Registry) -> None:
 def test_a_dict_verdict_is_accepted(reg: Registry) -> None:
     class DictJudge:
         def evaluate(self, task: str, draft: str, criteria: object) -> object:
-            return {"reasoning": "", "criteria_met": {"tone": True}, "passed": True,
-                    "issues": []}
+            return {"reasoning": "", "criteria_met": {"tone": True}, "passed": True, "issues": []}
 
     assert grade("d", rubric(reg, TONE), judge=DictJudge(), registry=reg).accepted  # type: ignore[arg-type]
 

@@ -82,8 +82,12 @@ def make_record(
     means the judge failed (unless ``judge_error`` says otherwise)."""
     output_id = extra.pop("output_id", f"out-{iteration}")
     if evaluation is None and score is not None:
-        evaluation = {"output_id": output_id, "criteria": [], "overall_score": score,
-                      "passed": passed}
+        evaluation = {
+            "output_id": output_id,
+            "criteria": [],
+            "overall_score": score,
+            "passed": passed,
+        }
     if evaluation is None and judge_error is None:
         judge_error = "judge refused"
     record = {
@@ -105,12 +109,24 @@ def make_record(
 
 def seed_loop(store: HistoryStore, loop_id: str = "loop-seed") -> None:
     store.start_loop(loop_id, task=TASK, rubric=RUBRIC, config=CONFIG, started_at=1000.0)
-    store.add_iteration(loop_id, make_record(
-        1, evaluation=EVAL_1, feedback="- persuasiveness: Add more emotional appeal",
-        failed_keys=["persuasiveness"]))
+    store.add_iteration(
+        loop_id,
+        make_record(
+            1,
+            evaluation=EVAL_1,
+            feedback="- persuasiveness: Add more emotional appeal",
+            failed_keys=["persuasiveness"],
+        ),
+    )
     store.add_iteration(loop_id, make_record(2, evaluation=EVAL_2))
-    store.finish_loop(loop_id, final_output_id="out-2", passed=True, stop_reason="passed",
-                      total_time_ms=1234.5, final_score=8.8)
+    store.finish_loop(
+        loop_id,
+        final_output_id="out-2",
+        passed=True,
+        stop_reason="passed",
+        total_time_ms=1234.5,
+        final_score=8.8,
+    )
 
 
 SEED_HISTORY = {
@@ -196,7 +212,10 @@ def test_judge_failure_is_null_score_with_error(store: HistoryStore) -> None:
     history = store.get("x")
     assert history["iterations"][0]["evaluation"] == {"overall_score": 6.0, "passed": False}
     assert history["iterations"][1]["evaluation"] == {
-        "overall_score": None, "passed": False, "error": "judge refused: declined"}
+        "overall_score": None,
+        "passed": False,
+        "error": "judge refused: declined",
+    }
     assert history["improvement_trajectory"] == [6.0]
 
 
@@ -234,8 +253,12 @@ KILL_METHODS = ["exit", *(["sigkill"] if hasattr(signal, "SIGKILL") else [])]
 
 @pytest.mark.parametrize("method", KILL_METHODS)
 def test_a_killed_writer_leaves_its_iterations_as_interrupted(db: Path, method: str) -> None:
-    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(db), method],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(db), method],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0, proc.stderr
     assert "Traceback" not in proc.stderr
     with HistoryStore(db) as store:
@@ -273,11 +296,20 @@ def test_finish_marks_the_loop_finished(store: HistoryStore) -> None:
     store.start_loop("x", task="t", rubric=RUBRIC, config={})
     store.add_iteration("x", make_record(1, 7.0))
     assert store.get("x")["status"] == "running"
-    store.finish_loop("x", final_output_id="out-1", passed=False, stop_reason="max_rounds",
-                      total_time_ms=5.0, final_score=7.0)
+    store.finish_loop(
+        "x",
+        final_output_id="out-1",
+        passed=False,
+        stop_reason="max_rounds",
+        total_time_ms=5.0,
+        final_score=7.0,
+    )
     history = store.get("x")
     assert (history["status"], history["stop_reason"], history["total_time_ms"]) == (
-        "finished", "max_rounds", 5.0)
+        "finished",
+        "max_rounds",
+        5.0,
+    )
 
 
 # -- concurrency ---------------------------------------------------------------------
@@ -290,16 +322,23 @@ def _write_many(path: str, worker: int, count: int, barrier: Any) -> None:
         store.start_loop(loop_id, task=f"task {worker}", rubric=RUBRIC, config={})
         for number in range(1, count + 1):
             store.add_iteration(loop_id, make_record(number, float(number % 10)))
-        store.finish_loop(loop_id, final_output_id=f"out-{count}", passed=False,
-                          stop_reason="max_rounds", total_time_ms=1.0, final_score=None)
+        store.finish_loop(
+            loop_id,
+            final_output_id=f"out-{count}",
+            passed=False,
+            stop_reason="max_rounds",
+            total_time_ms=1.0,
+            final_score=None,
+        )
 
 
 def test_concurrent_processes_lose_nothing(db: Path) -> None:
     workers, count = 4, 25
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(workers)
-    procs = [ctx.Process(target=_write_many, args=(str(db), w, count, barrier))
-             for w in range(workers)]
+    procs = [
+        ctx.Process(target=_write_many, args=(str(db), w, count, barrier)) for w in range(workers)
+    ]
     for proc in procs:
         proc.start()
     for proc in procs:
@@ -497,8 +536,16 @@ def test_an_in_memory_store_works() -> None:
 # -- secrets -----------------------------------------------------------------------------
 
 ANTHROPIC_KEY = "sk-ant-api03-abcDEF123_456-xyz"
-SECRETS = [ANTHROPIC_KEY, "hunter2", "tok-999", "Bearer zzz", "pw-in-url", "opt-token-1",
-           "aws-secret", "xk-apikey"]
+SECRETS = [
+    ANTHROPIC_KEY,
+    "hunter2",
+    "tok-999",
+    "Bearer zzz",
+    "pw-in-url",
+    "opt-token-1",
+    "aws-secret",
+    "xk-apikey",
+]
 
 
 def _secret_config() -> dict[str, Any]:
@@ -510,8 +557,11 @@ def _secret_config() -> dict[str, Any]:
         "models": {"generator": "gen-model", "judge": "judge-model"},
         "client": {
             "base_url": "https://alice:pw-in-url@llm.example.com/v1",
-            "default_headers": {"Authorization": "Bearer zzz", "X-Api-Key": "xk-apikey",
-                                "User-Agent": "gradeloop"},
+            "default_headers": {
+                "Authorization": "Bearer zzz",
+                "X-Api-Key": "xk-apikey",
+                "User-Agent": "gradeloop",
+            },
             "auth_token": "tok-999",
         },
         "accounts": [{"name": "ci", "Password": "hunter2", "AWS_SECRET_ACCESS_KEY": "aws-secret"}],
@@ -523,8 +573,12 @@ def _secret_rubric() -> dict[str, Any]:
     return {
         "criteria": [
             {"key": "secret_sauce", "description": "Names the secret sauce."},
-            {"key": "fetch", "description": "Fetches.", "checker": "http_ok",
-             "options": {"token": "opt-token-1", "url": "https://example.com/health"}},
+            {
+                "key": "fetch",
+                "description": "Fetches.",
+                "checker": "http_ok",
+                "options": {"token": "opt-token-1", "url": "https://example.com/health"},
+            },
         ]
     }
 
@@ -535,10 +589,21 @@ def _raw_bytes(db: Path) -> bytes:
 
 def test_no_secret_reaches_the_database_file(db: Path) -> None:
     with HistoryStore(db) as store:
-        store.start_loop("x", task=f"use {ANTHROPIC_KEY} to call the API",
-                         rubric=_secret_rubric(), config=_secret_config())
-        store.add_iteration("x", make_record(1, 7.0, content=f"The key is {ANTHROPIC_KEY}.",
-                                             feedback="see https://bob:hunter2@host/x"))
+        store.start_loop(
+            "x",
+            task=f"use {ANTHROPIC_KEY} to call the API",
+            rubric=_secret_rubric(),
+            config=_secret_config(),
+        )
+        store.add_iteration(
+            "x",
+            make_record(
+                1,
+                7.0,
+                content=f"The key is {ANTHROPIC_KEY}.",
+                feedback="see https://bob:hunter2@host/x",
+            ),
+        )
         raw_while_open = _raw_bytes(db)
         settings = store.loop_settings("x")
         history = store.get("x")
@@ -571,17 +636,47 @@ def test_scrubbing_keeps_what_is_not_secret(store: HistoryStore) -> None:
     assert record["content"] == "see https://example.com/a@b"  # '@' in a path is not userinfo
 
 
-@pytest.mark.parametrize("name", ["api_key", "API_KEY", "key", "x-api-key", "apiKey", "token",
-                                  "access_token", "auth_token", "secret", "client_secret",
-                                  "password", "DB_PASSWORD", "Authorization", "credentials",
-                                  "private_key", "cookie"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "api_key",
+        "API_KEY",
+        "key",
+        "x-api-key",
+        "apiKey",
+        "token",
+        "access_token",
+        "auth_token",
+        "secret",
+        "client_secret",
+        "password",
+        "DB_PASSWORD",
+        "Authorization",
+        "credentials",
+        "private_key",
+        "cookie",
+    ],
+)
 def test_secret_looking_names(name: str) -> None:
     assert looks_secret(name)
 
 
-@pytest.mark.parametrize("name", ["max_tokens", "input_tokens", "keys", "failed_keys",
-                                  "model", "models", "return_policy", "base_url", "keyword",
-                                  "stop_reason", "monkey_business"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "max_tokens",
+        "input_tokens",
+        "keys",
+        "failed_keys",
+        "model",
+        "models",
+        "return_policy",
+        "base_url",
+        "keyword",
+        "stop_reason",
+        "monkey_business",
+    ],
+)
 def test_ordinary_names(name: str) -> None:
     assert not looks_secret(name)
 
@@ -590,7 +685,8 @@ def test_scrub_text_redacts_keys_and_userinfo_only() -> None:
     assert scrub_text(f"k={ANTHROPIC_KEY};") == f"k={REDACTED};"
     assert scrub_text("git+ssh://git@github.com/o/r") == "git+ssh://github.com/o/r"
     assert scrub_text("mail me: ada@example.com, sk-ant is a prefix") == (
-        "mail me: ada@example.com, sk-ant is a prefix")
+        "mail me: ada@example.com, sk-ant is a prefix"
+    )
 
 
 # -- stats -------------------------------------------------------------------------------
@@ -607,29 +703,39 @@ def _hand_built(store: HistoryStore) -> None:
     for start, (loop_id, scores, ending) in enumerate(loops):
         store.start_loop(loop_id, task=loop_id, rubric=RUBRIC, config={}, started_at=start)
         for number, score in enumerate(scores, 1):
-            record = make_record(number, score, passed=ending is not None and ending[1]
-                                 and number == len(scores))
+            record = make_record(
+                number, score, passed=ending is not None and ending[1] and number == len(scores)
+            )
             if loop_id == "C" and number == 3:
                 del record["usage"]  # the one incompletely logged iteration
             store.add_iteration(loop_id, record)
         if ending is not None:
-            store.finish_loop(loop_id, final_output_id=f"out-{len(scores)}", passed=ending[1],
-                              stop_reason=ending[0], total_time_ms=1.0, final_score=scores[-1])
+            store.finish_loop(
+                loop_id,
+                final_output_id=f"out-{len(scores)}",
+                passed=ending[1],
+                stop_reason=ending[0],
+                total_time_ms=1.0,
+                final_score=scores[-1],
+            )
 
 
 def test_stats_match_hand_computed_figures(store: HistoryStore) -> None:
     _hand_built(store)
     stats = store.stats()
     assert stats["loops"] == 5
-    assert stats["iterations_to_pass"] == {"value": 1.5, "unit": "iterations",
-                                           "loops_passed": 2}
+    assert stats["iterations_to_pass"] == {"value": 1.5, "unit": "iterations", "loops_passed": 2}
     quality = stats["quality_improvement"]
     # A: (8.8 - 7.5) / 7.5 = 17.33 %, C: 0 %, D: (6 - 4) / 4 = 50 %; B has one score, E starts at 0
     assert quality["value"] == pytest.approx((1.3 / 7.5 * 100 + 0.0 + 50.0) / 3)
     assert (quality["loops"], quality["excluded_zero_first_score"]) == (3, 1)
     assert quality["basis"] == QUALITY_BASIS
-    assert stats["stagnation_exits"] == {"value": 25.0, "unit": "percent",
-                                         "stagnation_loops": 1, "finished_loops": 4}
+    assert stats["stagnation_exits"] == {
+        "value": 25.0,
+        "unit": "percent",
+        "stagnation_loops": 1,
+        "finished_loops": 4,
+    }
     completeness = stats["history_completeness"]
     assert completeness["value"] == pytest.approx(10 / 11 * 100)
     assert (completeness["complete_iterations"], completeness["iterations"]) == (10, 11)
@@ -638,16 +744,27 @@ def test_stats_match_hand_computed_figures(store: HistoryStore) -> None:
 def test_stats_on_an_empty_store_are_none(store: HistoryStore) -> None:
     stats = store.stats()
     assert stats["loops"] == 0
-    for name in ("iterations_to_pass", "quality_improvement", "stagnation_exits",
-                 "history_completeness"):
+    for name in (
+        "iterations_to_pass",
+        "quality_improvement",
+        "stagnation_exits",
+        "history_completeness",
+    ):
         assert stats[name]["value"] is None
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("content", None), ("content", 3), ("generation_time_ms", None),
-    ("generation_time_ms", "fast"), ("generation_time_ms", True), ("usage", None),
-    ("usage", "lots"),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("content", None),
+        ("content", 3),
+        ("generation_time_ms", None),
+        ("generation_time_ms", "fast"),
+        ("generation_time_ms", True),
+        ("usage", None),
+        ("usage", "lots"),
+    ],
+)
 def test_an_iteration_missing_a_field_is_incomplete(
     store: HistoryStore, field: str, value: Any
 ) -> None:
@@ -676,11 +793,22 @@ def test_an_iteration_with_neither_verdict_nor_error_is_incomplete(
 
 def _three_loops(store: HistoryStore) -> None:
     for start, loop_id in enumerate(["abc111", "abc222", "def333"]):
-        store.start_loop(loop_id, task=f"task {loop_id} " + "x" * 200, rubric=RUBRIC,
-                         config={}, started_at=100.0 + start)
+        store.start_loop(
+            loop_id,
+            task=f"task {loop_id} " + "x" * 200,
+            rubric=RUBRIC,
+            config={},
+            started_at=100.0 + start,
+        )
     store.add_iteration("abc111", make_record(1, 9.0, passed=True))
-    store.finish_loop("abc111", final_output_id="out-1", passed=True, stop_reason="passed",
-                      total_time_ms=2.0, final_score=9.0)
+    store.finish_loop(
+        "abc111",
+        final_output_id="out-1",
+        passed=True,
+        stop_reason="passed",
+        total_time_ms=2.0,
+        final_score=9.0,
+    )
 
 
 def test_list_loops_newest_first_with_summaries(store: HistoryStore) -> None:
@@ -688,8 +816,15 @@ def test_list_loops_newest_first_with_summaries(store: HistoryStore) -> None:
     loops = store.list_loops()
     assert [s.loop_id for s in loops] == ["def333", "abc222", "abc111"]
     assert loops[2] == LoopSummary(
-        loop_id="abc111", started_at=100.0, task="task abc111 " + "x" * 200, rounds=1,
-        stop_reason="passed", passed=True, final_score=9.0, status="finished")
+        loop_id="abc111",
+        started_at=100.0,
+        task="task abc111 " + "x" * 200,
+        rounds=1,
+        stop_reason="passed",
+        passed=True,
+        final_score=9.0,
+        status="finished",
+    )
     assert (loops[0].rounds, loops[0].stop_reason, loops[0].passed) == (0, None, False)
     assert [s.loop_id for s in store.list_loops(limit=1, offset=1)] == ["abc222"]
     assert store.latest_loop_id() == "def333"
@@ -724,12 +859,20 @@ def test_resolve_unknown_prefix(store: HistoryStore, prefix: str) -> None:
 
 def test_unknown_loop_id_raises_loop_not_found(store: HistoryStore) -> None:
     seed_loop(store)
-    for call in (lambda: store.get("nope"), lambda: store.iterations("nope"),
-                 lambda: store.loop_settings("nope"),
-                 lambda: store.add_iteration("nope", make_record(1, 1.0)),
-                 lambda: store.finish_loop("nope", final_output_id="o", passed=False,
-                                           stop_reason="max_rounds", total_time_ms=0,
-                                           final_score=None)):
+    for call in (
+        lambda: store.get("nope"),
+        lambda: store.iterations("nope"),
+        lambda: store.loop_settings("nope"),
+        lambda: store.add_iteration("nope", make_record(1, 1.0)),
+        lambda: store.finish_loop(
+            "nope",
+            final_output_id="o",
+            passed=False,
+            stop_reason="max_rounds",
+            total_time_ms=0,
+            final_score=None,
+        ),
+    ):
         with pytest.raises(LoopNotFoundError) as info:
             call()
         assert isinstance(info.value, LookupError) and isinstance(info.value, HistoryError)
@@ -793,8 +936,11 @@ def test_ids_must_be_non_empty_strings(store: HistoryStore, bad: Any) -> None:
 
 
 def test_non_json_values_are_stored_as_text(store: HistoryStore) -> None:
-    store.start_loop("x", task="t", rubric=RUBRIC,
-                     config={"path": Path("/tmp/r.toml"), "ratio": float("nan"),
-                             "tags": ("a", "b")})
+    store.start_loop(
+        "x",
+        task="t",
+        rubric=RUBRIC,
+        config={"path": Path("/tmp/r.toml"), "ratio": float("nan"), "tags": ("a", "b")},
+    )
     config = store.loop_settings("x")["config"]
     assert config == {"path": str(Path("/tmp/r.toml")), "ratio": None, "tags": ["a", "b"]}

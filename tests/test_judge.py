@@ -21,8 +21,9 @@ from tests.emulator import Emulator, http_error
 API_CITED = Criterion(key="api_cited", description="Every API claim cites a spec section.")
 ERRORS_NAMED = Criterion(key="errors_named", description="All four failure codes are named.")
 CLARITY = Criterion(key="clarity", description="Clear to a new reader.", scale="score")
-CODE_RUNS = Criterion(key="code_runs", description="Samples are valid Python 3.9.",
-                      checker="code_runs")
+CODE_RUNS = Criterion(
+    key="code_runs", description="Samples are valid Python 3.9.", checker="code_runs"
+)
 CRITERIA = (API_CITED, ERRORS_NAMED, CLARITY, CODE_RUNS)
 JUDGE_KEYS = ("api_cited", "errors_named", "clarity")
 
@@ -51,6 +52,7 @@ def judge_error(j: AnthropicJudge, criteria: Any = CRITERIA) -> JudgeError:
 
 
 # -- the request ------------------------------------------------------------------------
+
 
 def test_a_valid_verdict_passes(emulator: Emulator) -> None:
     emulator.enqueue(verdict_reply(good()))
@@ -82,8 +84,11 @@ def test_the_request_is_what_parse_output_format_would_send(emulator: Emulator) 
     emulator.enqueue(verdict_reply(good()), verdict_reply(good()))
     judge(emulator).evaluate("t", "d", CRITERIA)
     emulator.client().messages.parse(
-        model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}],
-        output_format=wire_spec((API_CITED, ERRORS_NAMED, CLARITY)).model)
+        model="m",
+        max_tokens=10,
+        messages=[{"role": "user", "content": "x"}],
+        output_format=wire_spec((API_CITED, ERRORS_NAMED, CLARITY)).model,
+    )
     ours, sdk = emulator.bodies
     assert ours["output_config"] == sdk["output_config"]
 
@@ -92,9 +97,12 @@ def test_exactly_one_user_message_holding_only_task_and_draft(emulator: Emulator
     emulator.enqueue(verdict_reply(good()))
     judge(emulator).evaluate("write the guide", "# Guide\nbody", CRITERIA)
     messages = emulator.bodies[0]["messages"]
-    assert messages == [{"role": "user",
-                         "content": "<task>\nwrite the guide\n</task>\n<draft>\n# Guide\nbody\n"
-                                    "</draft>"}]
+    assert messages == [
+        {
+            "role": "user",
+            "content": "<task>\nwrite the guide\n</task>\n<draft>\n# Guide\nbody\n</draft>",
+        }
+    ]
 
 
 def test_a_draft_cannot_close_its_own_tag(emulator: Emulator) -> None:
@@ -107,8 +115,7 @@ def test_a_draft_cannot_close_its_own_tag(emulator: Emulator) -> None:
 def test_the_system_block_is_cached_and_byte_identical_across_rounds(
     emulator: Emulator,
 ) -> None:
-    emulator.enqueue(verdict_reply(good(passed=False, issues=["cite 4.2"])),
-                     verdict_reply(good()))
+    emulator.enqueue(verdict_reply(good(passed=False, issues=["cite 4.2"])), verdict_reply(good()))
     j = judge(emulator)
     j.evaluate("task", "draft one", CRITERIA)
     j.evaluate("task", "draft two, longer", CRITERIA)
@@ -130,15 +137,16 @@ def test_the_one_hour_cache_ttl_is_sent_and_others_are_refused(emulator: Emulato
 
 def test_model_max_tokens_and_extra_body_are_sent(emulator: Emulator) -> None:
     emulator.enqueue(verdict_reply(good()))
-    judge(emulator, model="claude-sonnet-5-5", max_tokens=512,
-          extra_body={"temperature": 0}).evaluate("t", "d", CRITERIA)
+    judge(
+        emulator, model="claude-sonnet-5-5", max_tokens=512, extra_body={"temperature": 0}
+    ).evaluate("t", "d", CRITERIA)
     body = emulator.bodies[0]
-    assert (body["model"], body["max_tokens"], body["temperature"]) == (
-        "claude-sonnet-5-5", 512, 0)
+    assert (body["model"], body["max_tokens"], body["temperature"]) == ("claude-sonnet-5-5", 512, 0)
 
 
 def test_the_judge_model_comes_from_the_environment(
-    emulator: Emulator, monkeypatch: pytest.MonkeyPatch,
+    emulator: Emulator,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("GRADELOOP_MODEL", "claude-sonnet-5-5")
     monkeypatch.setenv("GRADELOOP_JUDGE_MODEL", "claude-haiku-5-5")
@@ -162,6 +170,7 @@ def test_only_code_criteria_is_a_usage_error(emulator: Emulator) -> None:
 
 # -- failing closed ---------------------------------------------------------------------
 
+
 def test_an_empty_criteria_met_is_invalid_never_a_pass(emulator: Emulator) -> None:
     emulator.enqueue(verdict_reply(good(criteria_met={})))
     err = judge_error(judge(emulator, structured="native"))
@@ -175,8 +184,7 @@ def test_a_missing_key_is_invalid(emulator: Emulator) -> None:
 
 
 def test_wrong_types_are_invalid(emulator: Emulator) -> None:
-    emulator.enqueue(verdict_reply(good(criteria_met={"api_cited": "yes",
-                                                      "errors_named": True})))
+    emulator.enqueue(verdict_reply(good(criteria_met={"api_cited": "yes", "errors_named": True})))
     assert judge_error(judge(emulator, structured="native")).reason == "invalid"
 
 
@@ -223,6 +231,7 @@ def test_exhausted_retries_are_an_api_error_with_status(emulator: Emulator) -> N
 
 # -- accepting a client's own parsed value -------------------------------------------------
 
+
 def fake_client(parsed: Any) -> SimpleNamespace:
     def parse(**kw: Any) -> SimpleNamespace:
         return SimpleNamespace(parsed_output=parsed)
@@ -231,9 +240,13 @@ def fake_client(parsed: Any) -> SimpleNamespace:
 
 
 def test_a_fake_returning_a_verdict_as_parsed_output_is_accepted() -> None:
-    ready = Verdict(reasoning="r", criteria_met={"api_cited": True, "errors_named": True,
-                                                 "clarity": True},
-                    passed=True, issues=[], scores={"clarity": 9})
+    ready = Verdict(
+        reasoning="r",
+        criteria_met={"api_cited": True, "errors_named": True, "clarity": True},
+        passed=True,
+        issues=[],
+        scores={"clarity": 9},
+    )
     v = AnthropicJudge(client=fake_client(ready)).evaluate("t", "d", CRITERIA)
     assert accepted(v, JUDGE_KEYS)
 
@@ -246,8 +259,9 @@ def test_a_fake_verdict_with_an_empty_criteria_met_fails_closed() -> None:
 
 
 def test_a_parsed_dict_is_validated_and_an_empty_one_fails_closed() -> None:
-    assert accepted(AnthropicJudge(client=fake_client(good())).evaluate("t", "d", CRITERIA),
-                    JUDGE_KEYS)
+    assert accepted(
+        AnthropicJudge(client=fake_client(good())).evaluate("t", "d", CRITERIA), JUDGE_KEYS
+    )
     bad = AnthropicJudge(client=fake_client(good(criteria_met={})), structured="native")
     with pytest.raises(JudgeError, match="Field required") as info:
         bad.evaluate("t", "d", CRITERIA)
@@ -256,11 +270,17 @@ def test_a_parsed_dict_is_validated_and_an_empty_one_fails_closed() -> None:
 
 # -- JSON mode and auto -----------------------------------------------------------------
 
+
 def test_json_mode_puts_the_schema_in_the_system_text_and_sends_no_output_config(
     emulator: Emulator,
 ) -> None:
-    emulator.enqueue(text_reply("```json\n" + verdict_reply(good()).content[0].text  # type: ignore[union-attr]
-                                + "\n```"))
+    emulator.enqueue(
+        text_reply(
+            "```json\n"
+            + verdict_reply(good()).content[0].text  # type: ignore[union-attr]
+            + "\n```"
+        )
+    )
     j = judge(emulator, structured="json")
     v = j.evaluate("t", "d", CRITERIA)
     body = emulator.bodies[0]
@@ -272,8 +292,7 @@ def test_json_mode_puts_the_schema_in_the_system_text_and_sends_no_output_config
 
 
 def test_json_mode_repairs_once_then_succeeds(emulator: Emulator) -> None:
-    emulator.enqueue(verdict_reply(good(criteria_met={"api_cited": True})),
-                     verdict_reply(good()))
+    emulator.enqueue(verdict_reply(good(criteria_met={"api_cited": True})), verdict_reply(good()))
     j = judge(emulator, structured="json")
     v = j.evaluate("t", "d", CRITERIA)
     assert accepted(v, JUDGE_KEYS)
@@ -299,8 +318,11 @@ def test_json_mode_gives_up_after_one_failed_repair(emulator: Emulator) -> None:
 def test_auto_switches_to_json_when_the_server_ignores_output_config(
     emulator: Emulator,
 ) -> None:
-    emulator.enqueue(text_reply("The draft cites section 4.2 and reads well."),
-                     verdict_reply(good()), verdict_reply(good()))
+    emulator.enqueue(
+        text_reply("The draft cites section 4.2 and reads well."),
+        verdict_reply(good()),
+        verdict_reply(good()),
+    )
     j = judge(emulator)
     before: str = j.mode
     v = j.evaluate("t", "d", CRITERIA)
@@ -334,6 +356,7 @@ def test_structured_must_be_a_known_mode(emulator: Emulator) -> None:
 
 # -- usage and caching ------------------------------------------------------------------
 
+
 def test_every_call_is_recorded_with_usage(emulator: Emulator) -> None:
     emulator.enqueue(verdict_reply(good()), refusal())
     j = judge(emulator)
@@ -355,8 +378,12 @@ def test_a_large_criteria_block_is_written_then_read_from_the_cache(
     emulator: Emulator,
 ) -> None:
     criteria = long_criteria()
-    body = {"reasoning": "r", "criteria_met": {c.key: True for c in criteria},
-            "passed": True, "issues": []}
+    body = {
+        "reasoning": "r",
+        "criteria_met": {c.key: True for c in criteria},
+        "passed": True,
+        "issues": [],
+    }
     emulator.enqueue(verdict_reply(body), verdict_reply(body))
     j = judge(emulator)
     j.evaluate("t", "draft one", criteria)
@@ -379,15 +406,29 @@ def test_a_small_criteria_block_silently_does_not_cache(emulator: Emulator) -> N
 
 # -- through grade() ----------------------------------------------------------------------
 
+
 def test_grade_merges_code_keys_with_the_judges_verdict(emulator: Emulator) -> None:
     registry = Registry(autoload=False)
     registry.add("has_title", lambda text, **_: CheckResult(text.startswith("#")))
-    rubric = Rubric.from_dict({"criteria": [
-        {"key": "title", "description": "Starts with a heading.", "checker": "has_title"},
-        {"key": "api_cited", "description": "Every API claim cites a spec section."},
-    ]}, registry=registry)
-    emulator.enqueue(verdict_reply({"reasoning": "cites 4.2", "criteria_met":
-                                    {"api_cited": True}, "passed": True, "issues": []}))
+    rubric = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "title", "description": "Starts with a heading.", "checker": "has_title"},
+                {"key": "api_cited", "description": "Every API claim cites a spec section."},
+            ]
+        },
+        registry=registry,
+    )
+    emulator.enqueue(
+        verdict_reply(
+            {
+                "reasoning": "cites 4.2",
+                "criteria_met": {"api_cited": True},
+                "passed": True,
+                "issues": [],
+            }
+        )
+    )
     j = judge(emulator)
     ev = grade("# Guide\nSee 4.2.", rubric, task="t", judge=j, registry=registry)
     assert ev.accepted and ev.verdict.criteria_met == {"title": True, "api_cited": True}

@@ -27,11 +27,14 @@ KEYS = ("api_cited", "code_runs", "errors_named", "sentence_len", "no_invention"
 
 @pytest.fixture
 def rubric() -> Rubric:
-    return Rubric.from_dict({"criteria": [{"key": k, "description": f"{k} holds"} for k in KEYS]},
-                            registry=Registry(autoload=False))
+    return Rubric.from_dict(
+        {"criteria": [{"key": k, "description": f"{k} holds"} for k in KEYS]},
+        registry=Registry(autoload=False),
+    )
 
 
 # -- a fake client shaped like the seed's: SimpleNamespace replies, no SDK types ----------
+
 
 def block(kind: str, text: str = "") -> types.SimpleNamespace:
     b = types.SimpleNamespace(type=kind)
@@ -63,17 +66,25 @@ class SeedFake:
 
 
 def v(passed: bool, met: dict[str, bool] | None = None) -> Verdict:
-    return Verdict(reasoning="cited section 4.2", passed=passed,
-                   criteria_met=dict.fromkeys(KEYS, True) if met is None else met,
-                   issues=["add caveats", "cite section"])
+    return Verdict(
+        reasoning="cited section 4.2",
+        passed=passed,
+        criteria_met=dict.fromkeys(KEYS, True) if met is None else met,
+        issues=["add caveats", "cite section"],
+    )
 
 
 FAILS = [v(False, dict.fromkeys(KEYS, False))] * 9
 
 
 def seed_optimize(client: SeedFake, rubric: Rubric, cap: int = 3) -> tuple[str, bool]:
-    return optimize("t", rubric, generator=AnthropicGenerator(client),
-                    judge=AnthropicJudge(client), max_rounds=cap)
+    return optimize(
+        "t",
+        rubric,
+        generator=AnthropicGenerator(client),
+        judge=AnthropicJudge(client),
+        max_rounds=cap,
+    )
 
 
 def test_seed_guard_the_returned_draft_was_judged_and_no_call_is_wasted(rubric: Rubric) -> None:
@@ -83,8 +94,9 @@ def test_seed_guard_the_returned_draft_was_judged_and_no_call_is_wasted(rubric: 
     assert "d2" in client.judged[-1]
 
 
-@pytest.mark.parametrize("met", [{}, {"api_cited": True},
-                                 dict.fromkeys(KEYS, True) | {"no_invention": False}])
+@pytest.mark.parametrize(
+    "met", [{}, {"api_cited": True}, dict.fromkeys(KEYS, True) | {"no_invention": False}]
+)
 def test_seed_guard_the_claim_needs_the_evidence(rubric: Rubric, met: dict[str, bool]) -> None:
     client = SeedFake(9, [v(True, met)] * 3)
     assert seed_optimize(client, rubric) == ("d2", False)
@@ -102,11 +114,14 @@ def test_seed_guard_the_cap(rubric: Rubric, cap: int) -> None:
     assert ok is False and len(client.calls) == max(1, 2 * cap)
 
 
-@pytest.mark.parametrize(("bad", "message"), [
-    (reply("refusal"), "declined"),
-    (reply("max_tokens", block("text", "half a dra")), "max_tokens"),
-    (reply("end_turn", block("thinking")), "no text block"),
-])
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (reply("refusal"), "declined"),
+        (reply("max_tokens", block("text", "half a dra")), "max_tokens"),
+        (reply("end_turn", block("thinking")), "no text block"),
+    ],
+)
 def test_seed_guard_replies_that_are_not_drafts(
     rubric: Rubric, bad: types.SimpleNamespace, message: str
 ) -> None:
@@ -118,19 +133,36 @@ def test_seed_guard_replies_that_are_not_drafts(
 
 # -- the real client against the emulator ------------------------------------------------
 
+
 def wire_verdict(passed: bool, met: bool) -> Any:
-    return verdict_reply({"reasoning": "checked each criterion",
-                          "criteria_met": dict.fromkeys(KEYS, met),
-                          "passed": passed, "issues": ["cite 4.2 for the amount format"]})
+    return verdict_reply(
+        {
+            "reasoning": "checked each criterion",
+            "criteria_met": dict.fromkeys(KEYS, met),
+            "passed": passed,
+            "issues": ["cite 4.2 for the amount format"],
+        }
+    )
 
 
 def test_the_whole_loops_request_sequence_at_cap_3(emulator: Emulator, rubric: Rubric) -> None:
-    emulator.enqueue(text_reply("draft zero"), wire_verdict(False, False),
-                     text_reply("draft one"), wire_verdict(False, False),
-                     text_reply("draft two"), wire_verdict(False, False))
+    emulator.enqueue(
+        text_reply("draft zero"),
+        wire_verdict(False, False),
+        text_reply("draft one"),
+        wire_verdict(False, False),
+        text_reply("draft two"),
+        wire_verdict(False, False),
+    )
     client = emulator.client()
-    result = run_loop("Write the payments guide.", rubric, generator=AnthropicGenerator(client),
-                      judge=AnthropicJudge(client), max_rounds=3, stagnation_rounds=0)
+    result = run_loop(
+        "Write the payments guide.",
+        rubric,
+        generator=AnthropicGenerator(client),
+        judge=AnthropicJudge(client),
+        max_rounds=3,
+        stagnation_rounds=0,
+    )
     assert (result.draft, result.passed, result.stop_reason) == ("draft two", False, "max_rounds")
     bodies = emulator.bodies
     kinds = ["evaluate" if "output_config" in b else "generate" for b in bodies]
@@ -153,15 +185,29 @@ def test_the_whole_loops_request_sequence_at_cap_3(emulator: Emulator, rubric: R
 def test_code_keys_never_reach_the_judge_schema(emulator: Emulator) -> None:
     reg = Registry(autoload=False)
     reg.add("short", lambda text: len(text) < 50)
-    mixed = Rubric.from_dict({"criteria": [
-        {"key": "tone", "description": "Warm."},
-        {"key": "brief", "description": "Short.", "checker": "short"},
-    ]}, registry=reg)
-    emulator.enqueue(text_reply("hi there"), verdict_reply(
-        {"reasoning": "warm", "criteria_met": {"tone": True}, "passed": True, "issues": []}))
+    mixed = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "tone", "description": "Warm."},
+                {"key": "brief", "description": "Short.", "checker": "short"},
+            ]
+        },
+        registry=reg,
+    )
+    emulator.enqueue(
+        text_reply("hi there"),
+        verdict_reply(
+            {"reasoning": "warm", "criteria_met": {"tone": True}, "passed": True, "issues": []}
+        ),
+    )
     client = emulator.client()
-    result = run_loop("greet", mixed, generator=AnthropicGenerator(client),
-                      judge=AnthropicJudge(client), registry=reg)
+    result = run_loop(
+        "greet",
+        mixed,
+        generator=AnthropicGenerator(client),
+        judge=AnthropicJudge(client),
+        registry=reg,
+    )
     assert result.passed is True and result.stop_reason == "passed"
     schema = emulator.bodies[1]["output_config"]["format"]["schema"]
     assert "brief" not in json.dumps(schema)

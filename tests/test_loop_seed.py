@@ -21,8 +21,10 @@ def rubric() -> Rubric:
 
 
 def fails(n: int = 9) -> list:
-    return [verdict(False, dict.fromkeys(KEYS, False), issues=["add caveats", "cite section"])
-            for _ in range(n)]
+    return [
+        verdict(False, dict.fromkeys(KEYS, False), issues=["add caveats", "cite section"])
+        for _ in range(n)
+    ]
 
 
 def passes() -> object:
@@ -96,10 +98,15 @@ def test_feedback_reaches_the_generator_as_bullets_with_the_previous_draft(
 def test_the_generator_sees_every_criterion(rubric: Rubric) -> None:
     reg = Registry(autoload=False)
     reg.add("short", lambda text: len(text) < 100)
-    mixed = Rubric.from_dict({"criteria": [
-        {"key": "tone", "description": "The tone is warm."},
-        {"key": "brief", "description": "Under 100 characters.", "checker": "short"},
-    ]}, registry=reg)
+    mixed = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "tone", "description": "The tone is warm."},
+                {"key": "brief", "description": "Under 100 characters.", "checker": "short"},
+            ]
+        },
+        registry=reg,
+    )
     gen, judge, _ = models([verdict(True, {"tone": True})])
     optimize("write it", mixed, generator=gen, judge=judge)
     task_seen = gen.prompts[0]["task"]

@@ -18,8 +18,18 @@ def test_all_is_sorted_and_importable() -> None:
 
 def test_the_contract_names_are_public() -> None:
     contract = {
-        "Verdict", "accepted", "as_feedback", "Criterion", "Rubric", "RubricError",
-        "CheckResult", "hookimpl", "checker", "get_checker", "grade", "Evaluation",
+        "Verdict",
+        "accepted",
+        "as_feedback",
+        "Criterion",
+        "Rubric",
+        "RubricError",
+        "CheckResult",
+        "hookimpl",
+        "checker",
+        "get_checker",
+        "grade",
+        "Evaluation",
     }
     assert contract <= set(gradeloop.__all__)
 

@@ -12,8 +12,9 @@ from gradeloop.testing import text_reply, verdict_reply
 from tests.emulator import Emulator
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"),
-                    re.DOTALL)
+BLOCKS = re.findall(
+    r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.DOTALL
+)
 
 
 def _judge_keys(schema: dict[str, Any]) -> list[str]:
@@ -26,8 +27,14 @@ def _judge_keys(schema: dict[str, Any]) -> list[str]:
 def model(body: dict[str, Any]) -> Any:
     if "output_config" in body:
         keys = _judge_keys(body["output_config"]["format"]["schema"])
-        return verdict_reply({"reasoning": "ok", "criteria_met": dict.fromkeys(keys, True),
-                              "passed": True, "issues": []})
+        return verdict_reply(
+            {
+                "reasoning": "ok",
+                "criteria_met": dict.fromkeys(keys, True),
+                "passed": True,
+                "issues": [],
+            }
+        )
     return text_reply("# Guide\n\nShort and correct. See 4.2.\n")
 
 
@@ -36,9 +43,12 @@ def test_the_readme_has_python_examples() -> None:
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_each_readme_example_runs(index: int, emulator: Emulator,
-                                  monkeypatch: pytest.MonkeyPatch,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_readme_example_runs(
+    index: int,
+    emulator: Emulator,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     emulator.responder = model
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", emulator.base_url)

@@ -62,8 +62,9 @@ def test_two_plugins_with_one_checker_name_is_an_error_naming_both(site: Path) -
     assert "'shouty'" in str(info.value) and "'clash'" in str(info.value)
     assert "shouty" not in reg
     with pytest.raises(RubricError, match="registered by both"):
-        Rubric.from_dict({"criteria": [{"key": "k", "description": "d", "checker": "shouty"}]},
-                         registry=reg)
+        Rubric.from_dict(
+            {"criteria": [{"key": "k", "description": "d", "checker": "shouty"}]}, registry=reg
+        )
 
 
 def test_blocking_a_plugin_by_name(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,8 +116,9 @@ def test_checker_decorator_registers_in_process() -> None:
     try:
         fn = get_checker("ends_with_period")
         assert fn is ends_with_period
-        r = Rubric.from_dict({"criteria": [
-            {"key": "k", "description": "d", "checker": "ends_with_period"}]})
+        r = Rubric.from_dict(
+            {"criteria": [{"key": "k", "description": "d", "checker": "ends_with_period"}]}
+        )
         assert r["k"].source == "code"
     finally:
         unregister_checker("ends_with_period")

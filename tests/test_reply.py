@@ -31,6 +31,7 @@ def not_an_answer(r: Any) -> NotAnAnswer:
 
 # -- finished replies -----------------------------------------------------------------
 
+
 def test_a_plain_text_reply_is_read() -> None:
     assert first_text(reply("end_turn", block("text", "the draft"))) == "the draft"
 
@@ -55,6 +56,7 @@ def test_an_empty_text_block_is_skipped_for_a_later_one() -> None:
 
 # -- refusal --------------------------------------------------------------------------
 
+
 def test_refusal_with_empty_content_says_declined_with_the_details() -> None:
     err = not_an_answer(refusal(category="cyber", explanation="exploit development"))
     assert "declined" in str(err)
@@ -78,6 +80,7 @@ def test_refusal_is_checked_before_the_content() -> None:
 
 # -- truncation -----------------------------------------------------------------------
 
+
 def test_max_tokens_says_max_tokens_and_how_to_fix_it() -> None:
     err = not_an_answer(truncated("half a dra"))
     assert "max_tokens" in str(err)
@@ -93,14 +96,18 @@ def test_context_window_exceeded_is_a_truncation() -> None:
 
 # -- no text --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("content", [
-    [block("thinking")],
-    [block("redacted_thinking")],
-    [],
-    [block("some_future_block")],
-    [SimpleNamespace(type="mystery", text=None)],
-    [block("text", "")],
-])
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        [block("thinking")],
+        [block("redacted_thinking")],
+        [],
+        [block("some_future_block")],
+        [SimpleNamespace(type="mystery", text=None)],
+        [block("text", "")],
+    ],
+)
 def test_no_text_block_is_reported(content: list[Any]) -> None:
     err = not_an_answer(reply("end_turn", *content))
     assert "no text block" in str(err)
@@ -116,11 +123,14 @@ def test_a_reply_without_content_at_all_has_no_text_block() -> None:
     assert "no text block" in str(not_an_answer(SimpleNamespace(stop_reason="end_turn")))
 
 
-@pytest.mark.parametrize(("stop", "words"), [
-    ("pause_turn", "pause_turn"),
-    ("tool_use", "tool_use"),
-    ("brand_new_reason", "brand_new_reason"),
-])
+@pytest.mark.parametrize(
+    ("stop", "words"),
+    [
+        ("pause_turn", "pause_turn"),
+        ("tool_use", "tool_use"),
+        ("brand_new_reason", "brand_new_reason"),
+    ],
+)
 def test_unfinished_turns_are_not_answers_even_with_text(stop: str, words: str) -> None:
     err = not_an_answer(reply(stop, block("text", "partial so far")))
     assert "no text block holds a finished answer" in str(err) and words in str(err)

@@ -117,8 +117,11 @@ def test_toml_file_loads_and_errors_name_the_file_and_line(
     assert r.keys == ("a", "b") and r.pass_score == 8.0 and r.path == good
 
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[criteria]]\nkey = "a"\ndescription = "x"\n\n[[criteria]]\nkey = "b"\n'
-                   'description = "y"\nwieght = 2\n', encoding="utf-8")
+    bad.write_text(
+        '[[criteria]]\nkey = "a"\ndescription = "x"\n\n[[criteria]]\nkey = "b"\n'
+        'description = "y"\nwieght = 2\n',
+        encoding="utf-8",
+    )
     with pytest.raises(RubricError) as info:
         Rubric.load(bad, registry=registry)
     assert str(info.value).startswith(f"{bad}:5, criterion 'b': unknown criterion field")
@@ -142,8 +145,9 @@ def test_json_rubric_loads(tmp_path: Path, registry: Registry) -> None:
 
 
 @pytest.mark.parametrize("content", [None, b"\xff\xfe\x00bad"])
-def test_missing_and_non_utf8_files(tmp_path: Path, registry: Registry,
-                                    content: bytes | None) -> None:
+def test_missing_and_non_utf8_files(
+    tmp_path: Path, registry: Registry, content: bytes | None
+) -> None:
     p = tmp_path / "r.toml"
     if content is not None:
         p.write_bytes(content)
@@ -152,9 +156,13 @@ def test_missing_and_non_utf8_files(tmp_path: Path, registry: Registry,
 
 
 def test_round_trip_through_to_dict(registry: Registry) -> None:
-    data = {"criteria": [c(scale="score", weight=0.4, threshold=8),
-                         c(key="m", checker="max_len", options={"limit": 3})],
-            "pass_score": 7.5}
+    data = {
+        "criteria": [
+            c(scale="score", weight=0.4, threshold=8),
+            c(key="m", checker="max_len", options={"limit": 3}),
+        ],
+        "pass_score": 7.5,
+    }
     r = load(data, registry)
     assert load(r.to_dict(), registry) == r
 

@@ -13,11 +13,13 @@ from gradeloop._usage import CallRecord, Usage
 from gradeloop.errors import InputError, JudgeError
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
-HEADPHONES = {"criteria": [
-    {"key": "clarity", "description": "Clear.", "scale": "score", "weight": 0.3},
-    {"key": "persuasiveness", "description": "Persuasive.", "scale": "score", "weight": 0.4},
-    {"key": "technical_accuracy", "description": "Accurate.", "scale": "score", "weight": 0.3},
-]}
+HEADPHONES = {
+    "criteria": [
+        {"key": "clarity", "description": "Clear.", "scale": "score", "weight": 0.3},
+        {"key": "persuasiveness", "description": "Persuasive.", "scale": "score", "weight": 0.4},
+        {"key": "technical_accuracy", "description": "Accurate.", "scale": "score", "weight": 0.3},
+    ]
+}
 
 
 @pytest.fixture
@@ -26,17 +28,24 @@ def headphones() -> Rubric:
 
 
 def scored(c: float, p: float, t: float, issues: tuple[str, ...] = ("more emotion",)) -> Verdict:
-    return verdict(True, {}, issues=issues,
-                   scores={"clarity": c, "persuasiveness": p, "technical_accuracy": t})
+    return verdict(
+        True, {}, issues=issues, scores={"clarity": c, "persuasiveness": p, "technical_accuracy": t}
+    )
 
 
-def run(rubric: Rubric, script: list[Any], texts: list[str] | None = None, **kw: Any
-        ) -> tuple[Any, FakeGenerator, FakeJudge, list[str]]:
+def run(
+    rubric: Rubric, script: list[Any], texts: list[str] | None = None, **kw: Any
+) -> tuple[Any, FakeGenerator, FakeJudge, list[str]]:
     calls: list[str] = []
     gen = FakeGenerator(texts, calls=calls)
     judge = FakeJudge(*script, calls=calls)
-    result = run_loop("Write a product description for a wireless headphone", rubric,
-                      generator=gen, judge=judge, **kw)
+    result = run_loop(
+        "Write a product description for a wireless headphone",
+        rubric,
+        generator=gen,
+        judge=judge,
+        **kw,
+    )
     return result, gen, judge, calls
 
 
@@ -53,11 +62,17 @@ def test_seed_003_few_shot(headphones: Rubric) -> None:
     data = result.to_json()
     assert data["improvement_trajectory"] == [7.5, 8.8]
     assert data["final_output_id"] == result.history[1].output_id
-    assert set(data) >= {"loop_id", "iterations", "final_output_id", "total_time_ms",
-                         "improvement_trajectory"}
+    assert set(data) >= {
+        "loop_id",
+        "iterations",
+        "final_output_id",
+        "total_time_ms",
+        "improvement_trajectory",
+    }
     assert data["iterations"][0]["evaluation"] == {"overall_score": 7.5, "passed": False}
     assert data["iterations"][0]["feedback"] == (
-        "- more emotion\n- persuasiveness: scored 6, needs 7")
+        "- more emotion\n- persuasiveness: scored 6, needs 7"
+    )
     assert calls == ["generate", "evaluate"] * 2
 
 
@@ -81,8 +96,9 @@ def test_stagnation_can_be_turned_off(headphones: Rubric) -> None:
 def test_a_revision_identical_to_the_draft_stops_without_a_second_judgement(
     headphones: Rubric,
 ) -> None:
-    result, _, _, calls = run(headphones, [scored(6, 6, 6)] * 3, texts=["same", "same"],
-                                  max_rounds=3)
+    result, _, _, calls = run(
+        headphones, [scored(6, 6, 6)] * 3, texts=["same", "same"], max_rounds=3
+    )
     assert result.stop_reason == "stagnation"
     assert calls == ["generate", "evaluate", "generate"]  # the twin's verdict is reused
     second = result.history[1]
@@ -93,8 +109,9 @@ def test_a_revision_identical_to_the_draft_stops_without_a_second_judgement(
 
 def test_a_nearly_identical_revision_is_judged_then_stops(headphones: Rubric) -> None:
     text = "word " * 300
-    result, _, _, calls = run(headphones, [scored(6, 6, 6)] * 3,
-                              texts=[text, text + "extra"], max_rounds=3)
+    result, _, _, calls = run(
+        headphones, [scored(6, 6, 6)] * 3, texts=[text, text + "extra"], max_rounds=3
+    )
     assert result.stop_reason == "stagnation"
     assert calls == ["generate", "evaluate"] * 2
 
@@ -102,8 +119,9 @@ def test_a_nearly_identical_revision_is_judged_then_stops(headphones: Rubric) ->
 def test_a_different_revision_goes_on(headphones: Rubric) -> None:
     # the twin of the two above: real changes are not mistaken for stagnation
     script = [scored(6, 6, 6), scored(6.5, 6.5, 6.5), scored(8, 8, 8)]
-    result, _, _, calls = run(headphones, script,
-                              texts=["first text", "second, rewritten", "third version"])
+    result, _, _, calls = run(
+        headphones, script, texts=["first text", "second, rewritten", "third version"]
+    )
     assert result.stop_reason == "passed" and len(calls) == 6
 
 
@@ -118,8 +136,11 @@ def test_judge_failure_in_round_one_stops_at_once(headphones: Rubric) -> None:
 
 
 def test_judge_failure_later_revises_on_the_last_valid_issues(headphones: Rubric) -> None:
-    script = [scored(6, 6, 6, ("be concrete",)), RuntimeError("HTTP 529 overloaded"),
-              scored(9, 9, 9, ())]
+    script = [
+        scored(6, 6, 6, ("be concrete",)),
+        RuntimeError("HTTP 529 overloaded"),
+        scored(9, 9, 9, ()),
+    ]
     result, gen, _, calls = run(headphones, script)
     assert result.stop_reason == "passed" and result.draft == "d2"
     assert gen.prompts[2]["issues"][0] == "be concrete"  # not the API error
@@ -162,12 +183,19 @@ def test_best_breaks_ties_toward_the_latest(headphones: Rubric) -> None:
 
 def test_a_pass_returns_at_once_even_if_an_earlier_one_scored_higher() -> None:
     reg = Registry(autoload=False)
-    rubric = Rubric.from_dict({"criteria": [
-        {"key": "s", "description": "s", "scale": "score", "threshold": 5},
-        {"key": "ok", "description": "ok"},
-    ]}, registry=reg)
-    script = [verdict(False, {"ok": False}, scores={"s": 10}, issues=["x"]),
-              verdict(True, {"ok": True}, scores={"s": 6})]
+    rubric = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "s", "description": "s", "scale": "score", "threshold": 5},
+                {"key": "ok", "description": "ok"},
+            ]
+        },
+        registry=reg,
+    )
+    script = [
+        verdict(False, {"ok": False}, scores={"s": 10}, issues=["x"]),
+        verdict(True, {"ok": True}, scores={"s": 6}),
+    ]
     result, *_ = run(rubric, script)
     assert result.passed is True and result.draft == "d1"
 
@@ -182,17 +210,30 @@ class MeteredGenerator(FakeGenerator):
 
     def generate(self, task: str, draft: str = "", issues: list[str] | None = None) -> str:
         text = super().generate(task, draft, issues)
-        self.calls.append(CallRecord("generate", "m", "end_turn",  # type: ignore[arg-type]
-                                     Usage(input_tokens=self.tokens, output_tokens=self.tokens),
-                                     1.0))
+        self.calls.append(
+            CallRecord(
+                "generate",
+                "m",
+                "end_turn",  # type: ignore[arg-type]
+                Usage(input_tokens=self.tokens, output_tokens=self.tokens),
+                1.0,
+            )
+        )
         return text
 
 
 def test_token_budget_stops_after_an_evaluation(headphones: Rubric) -> None:
     gen = MeteredGenerator(tokens=600)
     judge = FakeJudge(*[scored(6, 6, 6)] * 5)
-    result = run_loop("t", headphones, generator=gen, judge=judge, max_rounds=5,
-                      stagnation_rounds=0, token_budget=2000)
+    result = run_loop(
+        "t",
+        headphones,
+        generator=gen,
+        judge=judge,
+        max_rounds=5,
+        stagnation_rounds=0,
+        token_budget=2000,
+    )
     assert result.stop_reason == "token_budget"
     assert len(result.history) == 2  # 1200 after d0, 2400 after d1: stop before d2
     assert result.passed is False
@@ -202,14 +243,16 @@ def test_token_budget_stops_after_an_evaluation(headphones: Rubric) -> None:
 def test_no_budget_means_the_cap_decides(headphones: Rubric) -> None:
     gen = MeteredGenerator(tokens=600)
     judge = FakeJudge(*[scored(6, 6, 6)] * 5)
-    result = run_loop("t", headphones, generator=gen, judge=judge, max_rounds=3,
-                      stagnation_rounds=0)
+    result = run_loop(
+        "t", headphones, generator=gen, judge=judge, max_rounds=3, stagnation_rounds=0
+    )
     assert result.stop_reason == "max_rounds" and len(result.history) == 3
 
 
 def test_time_budget(headphones: Rubric) -> None:
-    result, *_ = run(headphones, [scored(6, 6, 6)] * 5, max_rounds=5, stagnation_rounds=0,
-                     time_budget=1e-9)
+    result, *_ = run(
+        headphones, [scored(6, 6, 6)] * 5, max_rounds=5, stagnation_rounds=0, time_budget=1e-9
+    )
     assert result.stop_reason == "time_budget" and len(result.history) == 1
 
 
@@ -220,8 +263,7 @@ def test_a_failing_revision_keeps_the_judged_draft(headphones: Rubric) -> None:
                 raise RuntimeError("model overloaded")
             return super().generate(task, draft, issues)
 
-    result = run_loop("t", headphones, generator=FlakyGenerator(),
-                      judge=FakeJudge(scored(6, 6, 6)))
+    result = run_loop("t", headphones, generator=FlakyGenerator(), judge=FakeJudge(scored(6, 6, 6)))
     assert result.stop_reason == "generator_failed"
     assert result.draft == "d0" and result.passed is False
     assert result.error is not None and "model overloaded" in result.error
@@ -229,8 +271,12 @@ def test_a_failing_revision_keeps_the_judged_draft(headphones: Rubric) -> None:
 
 @pytest.mark.parametrize(
     ("kw", "fragment"),
-    [({"max_rounds": "3"}, "max_rounds"), ({"return_policy": "first"}, "return_policy"),
-     ({"stagnation_rounds": -1}, "stagnation_rounds"), ({"token_budget": 0}, "token_budget")],
+    [
+        ({"max_rounds": "3"}, "max_rounds"),
+        ({"return_policy": "first"}, "return_policy"),
+        ({"stagnation_rounds": -1}, "stagnation_rounds"),
+        ({"token_budget": 0}, "token_budget"),
+    ],
 )
 def test_bad_settings_are_named(headphones: Rubric, kw: dict[str, Any], fragment: str) -> None:
     with pytest.raises(InputError, match=fragment):

@@ -28,8 +28,13 @@ CITED = Criterion(key="api_cited", description="Cites the spec.")
 
 
 def test_helpers_build_real_messages_with_usage() -> None:
-    for reply in (text_reply("x"), refusal(), truncated(), thinking_only(),
-                  verdict_reply({"a": 1})):
+    for reply in (
+        text_reply("x"),
+        refusal(),
+        truncated(),
+        thinking_only(),
+        verdict_reply({"a": 1}),
+    ):
         assert isinstance(reply, Message)
         assert reply.usage.output_tokens >= 1 and reply.usage.input_tokens >= 0
 
@@ -42,18 +47,22 @@ def test_reply_shapes() -> None:
     assert [b.type for b in thinking_only().content] == ["thinking"]
     assert [b.type for b in text_reply("t", thinking="hm").content] == ["thinking", "text"]
     assert json.loads(verdict_reply({"passed": False}).content[0].text) == {  # type: ignore[union-attr]
-        "passed": False}
+        "passed": False
+    }
 
 
-@pytest.mark.parametrize(("status", "cls"), [
-    (400, anthropic.BadRequestError),
-    (401, anthropic.AuthenticationError),
-    (429, anthropic.RateLimitError),
-    (500, anthropic.InternalServerError),
-    (529, anthropic.OverloadedError),
-    (502, anthropic.InternalServerError),
-    (418, anthropic.APIStatusError),
-])
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [
+        (400, anthropic.BadRequestError),
+        (401, anthropic.AuthenticationError),
+        (429, anthropic.RateLimitError),
+        (500, anthropic.InternalServerError),
+        (529, anthropic.OverloadedError),
+        (502, anthropic.InternalServerError),
+        (418, anthropic.APIStatusError),
+    ],
+)
 def test_api_error_builds_the_matching_sdk_exception(status: int, cls: type) -> None:
     err = api_error(status, "nope")
     assert type(err) is cls and err.status_code == status and err.api_message == "nope"
@@ -102,8 +111,9 @@ def test_callables_and_a_responder_answer_from_the_request() -> None:
 
 def test_a_judge_runs_on_scripted_verdicts() -> None:
     client = ScriptedClient(
-        verdict_reply({"reasoning": "r", "criteria_met": {"api_cited": True}, "passed": True,
-                       "issues": []}),
+        verdict_reply(
+            {"reasoning": "r", "criteria_met": {"api_cited": True}, "passed": True, "issues": []}
+        ),
         verdict_reply({"reasoning": "r", "criteria_met": {}, "passed": True, "issues": []}),
     )
     judge = AnthropicJudge(client=client, structured="native")

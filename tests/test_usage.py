@@ -10,8 +10,12 @@ from gradeloop.testing import text_reply
 
 
 def test_total_input_adds_the_three_input_figures() -> None:
-    u = Usage(input_tokens=10, output_tokens=5, cache_creation_input_tokens=100,
-              cache_read_input_tokens=1000)
+    u = Usage(
+        input_tokens=10,
+        output_tokens=5,
+        cache_creation_input_tokens=100,
+        cache_read_input_tokens=1000,
+    )
     assert u.total_input == 1110
 
 
@@ -24,8 +28,11 @@ def test_usages_add_field_by_field_and_sum_from_zero() -> None:
 
 def test_to_dict_has_the_four_counts_and_the_total() -> None:
     assert Usage(1, 2, 3, 4).to_dict() == {
-        "input_tokens": 1, "output_tokens": 2, "cache_creation_input_tokens": 3,
-        "cache_read_input_tokens": 4, "total_input": 8,
+        "input_tokens": 1,
+        "output_tokens": 2,
+        "cache_creation_input_tokens": 3,
+        "cache_read_input_tokens": 4,
+        "total_input": 8,
     }
 
 
@@ -36,8 +43,12 @@ def test_usage_is_read_from_a_real_message() -> None:
 
 def test_null_cache_figures_and_missing_usage_read_as_zero() -> None:
     # Servers without caching send null; fakes may send no usage at all.
-    raw = SimpleNamespace(input_tokens=3, output_tokens=4, cache_creation_input_tokens=None,
-                          cache_read_input_tokens=None)
+    raw = SimpleNamespace(
+        input_tokens=3,
+        output_tokens=4,
+        cache_creation_input_tokens=None,
+        cache_read_input_tokens=None,
+    )
     assert Usage.of(SimpleNamespace(usage=raw)) == Usage(3, 4, 0, 0)
     assert Usage.of(SimpleNamespace()) == Usage()
     assert Usage.of(SimpleNamespace(usage={"input_tokens": 7})) == Usage(7, 0, 0, 0)

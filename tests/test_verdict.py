@@ -14,7 +14,12 @@ def verdict(passed: bool, met: dict[str, bool]) -> Verdict:
 
 def test_field_order_is_the_seeds_then_the_optional_ones() -> None:
     assert list(Verdict.model_fields) == [
-        "reasoning", "criteria_met", "passed", "issues", "scores", "feedback",
+        "reasoning",
+        "criteria_met",
+        "passed",
+        "issues",
+        "scores",
+        "feedback",
     ]
     v = verdict(True, {})
     assert v.scores == {} and v.feedback == {}
@@ -60,8 +65,10 @@ def test_as_feedback_of_nothing_is_an_empty_string() -> None:
 
 def test_verdict_rejects_unknown_fields_and_wrong_types() -> None:
     with pytest.raises(ValidationError):
-        Verdict.model_validate({"reasoning": "", "criteria_met": {}, "passed": True,
-                                "issues": [], "is_valid": True})
+        Verdict.model_validate(
+            {"reasoning": "", "criteria_met": {}, "passed": True, "issues": [], "is_valid": True}
+        )
     with pytest.raises(ValidationError):
-        Verdict.model_validate({"reasoning": "", "criteria_met": {"a": "maybe"},
-                                "passed": True, "issues": []})
+        Verdict.model_validate(
+            {"reasoning": "", "criteria_met": {"a": "maybe"}, "passed": True, "issues": []}
+        )

@@ -16,8 +16,7 @@ from tests.emulator import Emulator
 
 API_CITED = Criterion(key="api_cited", description="Every API claim cites a spec section.")
 NO_INVENTION = Criterion(key="no_invention", description="Nothing outside the spec.")
-CLARITY = Criterion(key="clarity", description="Clear to a new reader.", scale="score",
-                    threshold=8)
+CLARITY = Criterion(key="clarity", description="Clear to a new reader.", scale="score", threshold=8)
 CRITERIA = (API_CITED, NO_INVENTION, CLARITY)
 
 
@@ -35,10 +34,10 @@ def full(**overrides: Any) -> dict[str, Any]:
 
 # -- the schema -------------------------------------------------------------------------
 
+
 def test_reasoning_comes_first_then_scores_criteria_met_passed_issues() -> None:
     schema = wire_spec(CRITERIA).schema
-    assert list(schema["properties"]) == ["reasoning", "scores", "criteria_met", "passed",
-                                          "issues"]
+    assert list(schema["properties"]) == ["reasoning", "scores", "criteria_met", "passed", "issues"]
     assert schema["required"] == ["reasoning", "scores", "criteria_met", "passed", "issues"]
 
 
@@ -54,7 +53,9 @@ def test_every_pass_fail_key_is_a_required_boolean_property() -> None:
     met = resolve(schema, schema["properties"]["criteria_met"])
     assert met["required"] == ["api_cited", "no_invention"]
     assert {k: v["type"] for k, v in met["properties"].items()} == {
-        "api_cited": "boolean", "no_invention": "boolean"}
+        "api_cited": "boolean",
+        "no_invention": "boolean",
+    }
     assert met["additionalProperties"] is False
 
 
@@ -94,14 +95,24 @@ def test_the_model_is_cached_per_key_set() -> None:
 
 
 def test_keys_that_are_not_identifiers_or_shadow_pydantic_names_work() -> None:
-    odd = (Criterion(key="has-title", description="d"),
-           Criterion(key="model_config", description="d"),
-           Criterion(key="copy", description="d"))
+    odd = (
+        Criterion(key="has-title", description="d"),
+        Criterion(key="model_config", description="d"),
+        Criterion(key="copy", description="d"),
+    )
     spec = wire_spec(odd)
     met = resolve(spec.schema, spec.schema["properties"]["criteria_met"])
     assert met["required"] == ["has-title", "model_config", "copy"]
-    v = spec.parse_text(json.dumps({"reasoning": "r", "passed": True, "issues": [],
-                                    "criteria_met": dict.fromkeys(met["required"], True)}))
+    v = spec.parse_text(
+        json.dumps(
+            {
+                "reasoning": "r",
+                "passed": True,
+                "issues": [],
+                "criteria_met": dict.fromkeys(met["required"], True),
+            }
+        )
+    )
     assert v.criteria_met == {"has-title": True, "model_config": True, "copy": True}
 
 
@@ -112,15 +123,21 @@ def test_an_empty_criteria_set_is_refused() -> None:
 
 def test_the_schema_equals_what_parse_output_format_sends(emulator: Emulator) -> None:
     spec = wire_spec(CRITERIA, feedback=True)
-    emulator.enqueue(verdict_reply(full(feedback=dict.fromkeys(["api_cited", "no_invention",
-                                                                 "clarity"], "ok"))))
+    emulator.enqueue(
+        verdict_reply(full(feedback=dict.fromkeys(["api_cited", "no_invention", "clarity"], "ok")))
+    )
     client = emulator.client()
-    client.messages.parse(model="claude-opus-5-5", max_tokens=100, output_format=spec.model,
-                          messages=[{"role": "user", "content": "x"}])
+    client.messages.parse(
+        model="claude-opus-5-5",
+        max_tokens=100,
+        output_format=spec.model,
+        messages=[{"role": "user", "content": "x"}],
+    )
     assert emulator.bodies[0]["output_config"] == spec.output_config()
 
 
 # -- reading replies --------------------------------------------------------------------
+
 
 def test_a_full_valid_verdict_passes_the_gate() -> None:
     v = wire_spec(CRITERIA).parse_text(json.dumps(full()))
@@ -144,13 +161,16 @@ def test_a_missing_score_is_invalid() -> None:
         wire_spec(CRITERIA).parse_text(json.dumps(full(scores={})))
 
 
-@pytest.mark.parametrize(("field", "value", "where"), [
-    ("criteria_met", {"api_cited": "true", "no_invention": True}, "criteria_met.api_cited"),
-    ("scores", {"clarity": 7.5}, "scores.clarity"),
-    ("scores", {"clarity": "9"}, "scores.clarity"),
-    ("passed", "yes", "passed"),
-    ("issues", "none", "issues"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("criteria_met", {"api_cited": "true", "no_invention": True}, "criteria_met.api_cited"),
+        ("scores", {"clarity": 7.5}, "scores.clarity"),
+        ("scores", {"clarity": "9"}, "scores.clarity"),
+        ("passed", "yes", "passed"),
+        ("issues", "none", "issues"),
+    ],
+)
 def test_wrong_types_are_invalid(field: str, value: Any, where: str) -> None:
     with pytest.raises(WireError, match=where.replace(".", r"\.")):
         wire_spec(CRITERIA).parse_text(json.dumps(full(**{field: value})))
@@ -173,8 +193,12 @@ def test_scores_are_clamped_and_met_is_decided_in_code() -> None:
 
 
 def test_a_judge_boolean_for_a_scored_key_is_ignored() -> None:
-    v = wire_spec(CRITERIA).parse_object(full(scores={"clarity": 3}, criteria_met={
-        "api_cited": True, "no_invention": True, "clarity": True}))
+    v = wire_spec(CRITERIA).parse_object(
+        full(
+            scores={"clarity": 3},
+            criteria_met={"api_cited": True, "no_invention": True, "clarity": True},
+        )
+    )
     assert v.criteria_met["clarity"] is False
 
 
@@ -188,9 +212,13 @@ def test_parse_object_accepts_a_verdict_a_wire_instance_and_a_dict() -> None:
     wire = spec.model.model_validate(full())
     assert spec.parse_object(wire).criteria_met["api_cited"] is True
     assert spec.parse_object(full()).scores == {"clarity": 9.0}
-    ready = Verdict(reasoning="r", criteria_met={"api_cited": True, "no_invention": True,
-                                                 "clarity": True},
-                    passed=True, issues=[], scores={"clarity": 2})
+    ready = Verdict(
+        reasoning="r",
+        criteria_met={"api_cited": True, "no_invention": True, "clarity": True},
+        passed=True,
+        issues=[],
+        scores={"clarity": 2},
+    )
     assert spec.parse_object(ready).criteria_met["clarity"] is False
     with pytest.raises(WireError, match="not a verdict"):
         spec.parse_object(["a", "list"])
@@ -201,13 +229,16 @@ def test_parse_object_accepts_a_verdict_a_wire_instance_and_a_dict() -> None:
 def test_a_ready_verdict_keeps_its_gaps_so_the_gate_fails_them() -> None:
     spec = wire_spec(CRITERIA)
     keys = [c.key for c in CRITERIA]
-    no_score = Verdict(reasoning="r", criteria_met={"api_cited": True, "no_invention": True,
-                                                    "clarity": True}, passed=True, issues=[])
+    no_score = Verdict(
+        reasoning="r",
+        criteria_met={"api_cited": True, "no_invention": True, "clarity": True},
+        passed=True,
+        issues=[],
+    )
     v = spec.parse_object(no_score)
     assert "clarity" not in v.criteria_met  # the judge's own boolean is not trusted
     assert accepted(v, keys) is False
-    empty = Verdict(reasoning="r", criteria_met={}, passed=True, issues=[],
-                    scores={"clarity": 9})
+    empty = Verdict(reasoning="r", criteria_met={}, passed=True, issues=[], scores={"clarity": 9})
     assert accepted(spec.parse_object(empty), keys) is False
     nan = no_score.model_copy(update={"scores": {"clarity": float("nan")}})
     assert "clarity" not in spec.parse_object(nan).scores
@@ -217,13 +248,17 @@ def test_a_ready_verdict_keeps_its_gaps_so_the_gate_fails_them() -> None:
 
 # -- JSON extraction --------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", [
-    '{"a": 1}',
-    '```json\n{"a": 1}\n```',
-    '```JSON\n{"a": 1}\n```\n',
-    '```\n{"a": 1}\n```',
-    'Here is my verdict:\n{"a": 1}\nThanks.',
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}',
+        '```json\n{"a": 1}\n```',
+        '```JSON\n{"a": 1}\n```\n',
+        '```\n{"a": 1}\n```',
+        'Here is my verdict:\n{"a": 1}\nThanks.',
+    ],
+)
 def test_extract_json_finds_the_object(text: str) -> None:
     assert json.loads(extract_json(text)) == {"a": 1}
 

@@ -31,7 +31,8 @@ class CheckResult:
         if not isinstance(self.passed, bool):
             raise TypeError(f"CheckResult.passed must be a bool, not {type(self.passed).__name__}")
         if self.score is not None and not (
-            isinstance(self.score, int | float) and math.isfinite(self.score)
+            isinstance(self.score, int | float)
+            and math.isfinite(self.score)
             and 0 <= self.score <= 10
         ):
             raise ValueError(f"CheckResult.score must be a number from 0 to 10, not {self.score!r}")
@@ -136,7 +137,6 @@ def run_checker(info: CheckerInfo, text: str, options: Mapping[str, Any]) -> Che
     return CheckResult(
         passed=False,
         issues=[
-            f"checker {info.name!r} returned {type(raw).__name__}, "
-            "expected CheckResult or bool"
+            f"checker {info.name!r} returned {type(raw).__name__}, expected CheckResult or bool"
         ],
     )

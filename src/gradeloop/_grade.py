@@ -117,8 +117,12 @@ class Evaluation:
         self, output_id: str, improvement_from_previous: float | None = None
     ) -> Evaluation:
         shadows = tuple(replace(s, output_id=output_id) for s in self.shadows)
-        return replace(self, output_id=output_id,
-                       improvement_from_previous=improvement_from_previous, shadows=shadows)
+        return replace(
+            self,
+            output_id=output_id,
+            improvement_from_previous=improvement_from_previous,
+            shadows=shadows,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Seed 003's evaluation JSON, as a JSON-ready dict."""
@@ -185,13 +189,18 @@ def grade(
     elif judge_criteria:
         for c in judge_criteria:
             results[c.key] = CriterionResult(
-                key=c.key, weight=c.weight, score=0.0, passed=False, source="judge",
-                filled_by="judge", issues=("not checked: filled by the judge",), checked=False,
+                key=c.key,
+                weight=c.weight,
+                score=0.0,
+                passed=False,
+                source="judge",
+                filled_by="judge",
+                issues=("not checked: filled by the judge",),
+                checked=False,
             )
     evaluation = merge(rubric, results, answer.own if judge_criteria else None)
     shadows = _shadow_results(rubric, reg, draft, results, answer, ran_judge=bool(asked))
-    return replace(evaluation, shadows=shadows,
-                   judge_called=evaluation.judge_called or bool(asked))
+    return replace(evaluation, shadows=shadows, judge_called=evaluation.judge_called or bool(asked))
 
 
 @dataclass(frozen=True)
@@ -204,8 +213,9 @@ class _JudgeAnswer:
     error: str | None = None
 
 
-def _ask_judge(judge: Judge, task: str, draft: str, asked: Sequence[Criterion],
-               rubric: Rubric) -> _JudgeAnswer:
+def _ask_judge(
+    judge: Judge, task: str, draft: str, asked: Sequence[Criterion], rubric: Rubric
+) -> _JudgeAnswer:
     """One judge call for its own keys and its shadow keys together."""
     try:
         full = call_judge(judge, task, draft, asked)
@@ -217,17 +227,28 @@ def _ask_judge(judge: Judge, task: str, draft: str, asked: Sequence[Criterion],
     return _JudgeAnswer(full, own, shadow_issues)
 
 
-def _shadow_results(rubric: Rubric, reg: Registry, draft: str,
-                    results: Mapping[str, CriterionResult], answer: _JudgeAnswer,
-                    *, ran_judge: bool) -> tuple[ShadowResult, ...]:
+def _shadow_results(
+    rubric: Rubric,
+    reg: Registry,
+    draft: str,
+    results: Mapping[str, CriterionResult],
+    answer: _JudgeAnswer,
+    *,
+    ran_judge: bool,
+) -> tuple[ShadowResult, ...]:
     out = []
     for c in rubric.shadowed:
         primary = results[c.key]
         issues = primary.issues
         if primary.source == "judge" and answer.full is not None:
             issues = issues_about(answer.full.issues, c.key) + issues
-        first = ShadowSide(primary.source, primary.filled_by,
-                           primary.passed if primary.checked else None, primary.score, issues)
+        first = ShadowSide(
+            primary.source,
+            primary.filled_by,
+            primary.passed if primary.checked else None,
+            primary.score,
+            issues,
+        )
         reasoning = answer.full.reasoning if answer.full is not None else None
         if c.shadow_source == "judge":
             side, error = _judge_side(c, answer, ran_judge)
@@ -238,8 +259,9 @@ def _shadow_results(rubric: Rubric, reg: Registry, draft: str,
                 reasoning = None  # the judge was not on either side of this key
         if side is None:
             status: ShadowStatus = "skipped" if not ran_judge and error is None else "failed"
-            side = ShadowSide("judge" if c.shadow_source == "judge" else "code",
-                              c.shadow or "", None)
+            side = ShadowSide(
+                "judge" if c.shadow_source == "judge" else "code", c.shadow or "", None
+            )
             error = error or "no judge was run (none given, or code-only grading)"
         elif not primary.checked:
             status, error = "skipped", "the primary source (the judge) was not run"
@@ -249,8 +271,9 @@ def _shadow_results(rubric: Rubric, reg: Registry, draft: str,
     return tuple(out)
 
 
-def _judge_side(c: Criterion, answer: _JudgeAnswer,
-                ran_judge: bool) -> tuple[ShadowSide | None, str | None]:
+def _judge_side(
+    c: Criterion, answer: _JudgeAnswer, ran_judge: bool
+) -> tuple[ShadowSide | None, str | None]:
     if not ran_judge:
         return None, None
     if answer.full is None:
@@ -263,9 +286,7 @@ def _judge_side(c: Criterion, answer: _JudgeAnswer,
     return ShadowSide("judge", "judge", r.passed, r.score, issues), None
 
 
-def call_judge(
-    judge: Judge, task: str, draft: str, criteria: Sequence[Criterion]
-) -> Verdict:
+def call_judge(judge: Judge, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
     """Ask the judge; turn anything that is not a Verdict into a JudgeError."""
     try:
         raw: Any = judge.evaluate(task, draft, criteria)
@@ -306,8 +327,14 @@ def _from_check(c: Criterion, reg: Registry, draft: str) -> CriterionResult:
     if not met and not issues:
         issues = (f"does not meet: {c.description}",)
     return CriterionResult(
-        key=c.key, weight=c.weight, score=float(score), passed=met, source="code",
-        filled_by=c.checker, issues=issues, feedback="; ".join(issues) or None,
+        key=c.key,
+        weight=c.weight,
+        score=float(score),
+        passed=met,
+        source="code",
+        filled_by=c.checker,
+        issues=issues,
+        feedback="; ".join(issues) or None,
     )
 
 
@@ -316,16 +343,32 @@ def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
     if c.scale == "score":
         raw = v.scores.get(c.key)
         if raw is None or not math.isfinite(raw):
-            return CriterionResult(c.key, c.weight, 0.0, False, "judge", "judge",
-                                   (f"the judge gave no score for {c.key!r}",), fb)
+            return CriterionResult(
+                c.key,
+                c.weight,
+                0.0,
+                False,
+                "judge",
+                "judge",
+                (f"the judge gave no score for {c.key!r}",),
+                fb,
+            )
         score = min(10.0, max(1.0, float(raw)))  # bounds are not enforced on the wire
         met = score >= c.pass_threshold  # decided here, never by the judge's boolean
         issues = () if met else (f"scored {score:g}, needs {c.pass_threshold:g}",)
         return CriterionResult(c.key, c.weight, score, met, "judge", "judge", issues, fb)
     claim = v.criteria_met.get(c.key)
     if claim is None:
-        return CriterionResult(c.key, c.weight, 0.0, False, "judge", "judge",
-                               (f"the judge gave no verdict on {c.key!r}",), fb)
+        return CriterionResult(
+            c.key,
+            c.weight,
+            0.0,
+            False,
+            "judge",
+            "judge",
+            (f"the judge gave no verdict on {c.key!r}",),
+            fb,
+        )
     met = claim is True
     return CriterionResult(c.key, c.weight, 10.0 if met else 0.0, met, "judge", "judge", (), fb)
 
@@ -344,8 +387,9 @@ def merge(
     """Merge per-key results (and the judge's verdict) into one Evaluation."""
     ordered = tuple(
         results.get(c.key)
-        or CriterionResult(c.key, c.weight, 0.0, False, c.source, c.filled_by,
-                           ("no one filled this criterion",))
+        or CriterionResult(
+            c.key, c.weight, 0.0, False, c.source, c.filled_by, ("no one filled this criterion",)
+        )
         for c in rubric
     )
     score = overall(ordered)

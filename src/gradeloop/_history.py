@@ -389,7 +389,6 @@ def _summary(row: sqlite3.Row) -> LoopSummary:
     )
 
 
-
 def _require_id(value: Any, what: str = "loop_id") -> None:
     if not isinstance(value, str) or not value:
         raise HistoryError(f"{what} must be a non-empty string, got {value!r}")

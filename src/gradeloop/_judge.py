@@ -86,8 +86,10 @@ class AnthropicJudge(Metered):
         self._json_mode = structured == "json"
 
     def __repr__(self) -> str:
-        return (f"AnthropicJudge(model={self.model!r}, max_tokens={self.max_tokens}, "
-                f"structured={self.structured!r}, mode={self.mode!r})")
+        return (
+            f"AnthropicJudge(model={self.model!r}, max_tokens={self.max_tokens}, "
+            f"structured={self.structured!r}, mode={self.mode!r})"
+        )
 
     @property
     def mode(self) -> Literal["native", "json"]:
@@ -130,8 +132,12 @@ class AnthropicJudge(Metered):
         except WireError as err:
             text = answer.text
             if self.structured == "auto" and text is not None and not looks_like_json(text):
-                self._settle("evaluate", answer, "prose instead of JSON: the server seems to "
-                             "ignore output_config; switching to JSON mode")
+                self._settle(
+                    "evaluate",
+                    answer,
+                    "prose instead of JSON: the server seems to "
+                    "ignore output_config; switching to JSON mode",
+                )
                 return None
             self._settle("evaluate", answer, f"invalid verdict: {err}")
             raise JudgeError(
@@ -154,8 +160,11 @@ class AnthropicJudge(Metered):
             self._settle("evaluate", answer)
             return verdict
         bad = answer.text if answer.text is not None else repr(answer.parsed)
-        messages = [user, {"role": "assistant", "content": bad},
-                    {"role": "user", "content": repair_request(str(first_error))}]
+        messages = [
+            user,
+            {"role": "assistant", "content": bad},
+            {"role": "user", "content": repair_request(str(first_error))},
+        ]
         repaired = self._ask("repair", system, messages, None)
         try:
             verdict = _read(spec, repaired)
@@ -181,11 +190,13 @@ class AnthropicJudge(Metered):
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "system": [{
-                "type": "text",
-                "text": system,
-                "cache_control": {"type": "ephemeral", "ttl": self.cache_ttl},
-            }],
+            "system": [
+                {
+                    "type": "text",
+                    "text": system,
+                    "cache_control": {"type": "ephemeral", "ttl": self.cache_ttl},
+                }
+            ],
             "messages": messages,
         }
         if output_config is not None:

@@ -42,14 +42,28 @@ class Generator(Protocol):
 class HistorySink(Protocol):
     """What the loop needs of a history store (``HistoryStore`` provides it)."""
 
-    def start_loop(self, loop_id: str, *, task: str, rubric: Mapping[str, Any],
-                   config: Mapping[str, Any], started_at: float | None = None) -> None: ...
+    def start_loop(
+        self,
+        loop_id: str,
+        *,
+        task: str,
+        rubric: Mapping[str, Any],
+        config: Mapping[str, Any],
+        started_at: float | None = None,
+    ) -> None: ...
 
     def add_iteration(self, loop_id: str, record: Mapping[str, Any]) -> None: ...
 
-    def finish_loop(self, loop_id: str, *, final_output_id: str, passed: bool,
-                    stop_reason: str, total_time_ms: float, final_score: float | None
-                    ) -> None: ...
+    def finish_loop(
+        self,
+        loop_id: str,
+        *,
+        final_output_id: str,
+        passed: bool,
+        stop_reason: str,
+        total_time_ms: float,
+        final_score: float | None,
+    ) -> None: ...
 
 
 def generator_task(task: str, rubric: Rubric) -> str:
@@ -77,8 +91,7 @@ def _calls(model: object) -> list[Any]:
 def _usage_since(model: object, start: int) -> Usage:
     """Usage the model recorded after its ``start``-th call (fakes record none)."""
     records = _calls(model)[start:]
-    return sum((r.usage for r in records if isinstance(getattr(r, "usage", None), Usage)),
-               Usage())
+    return sum((r.usage for r in records if isinstance(getattr(r, "usage", None), Usage)), Usage())
 
 
 def _record_shadows(store: HistorySink, loop_id: str, it: Iteration) -> None:
@@ -93,9 +106,17 @@ def _record_shadows(store: HistorySink, loop_id: str, it: Iteration) -> None:
 class _Run:
     """The state of one loop. Kept in one place so each step stays small."""
 
-    def __init__(self, task: str, rubric: Rubric, generator: Generator, judge: Judge | None,
-                 settings: _Settings, store: HistorySink | None,
-                 on_iteration: OnIteration | None, registry: Registry | None) -> None:
+    def __init__(
+        self,
+        task: str,
+        rubric: Rubric,
+        generator: Generator,
+        judge: Judge | None,
+        settings: _Settings,
+        store: HistorySink | None,
+        on_iteration: OnIteration | None,
+        registry: Registry | None,
+    ) -> None:
         self.task, self.rubric, self.settings = task, rubric, settings
         self.generator, self.judge, self.registry = generator, judge, registry
         self.store, self.on_iteration = store, on_iteration
@@ -130,16 +151,23 @@ class _Run:
     def evaluate(self, it: Iteration) -> None:
         """Judge ``it`` (or reuse the verdict of an identical judged draft)."""
         if self.settings.reuse_identical:
-            twin = next((h for h in self.history[:-1]
-                         if h.evaluation is not None and h.content == it.content), None)
+            twin = next(
+                (
+                    h
+                    for h in self.history[:-1]
+                    if h.evaluation is not None and h.content == it.content
+                ),
+                None,
+            )
             if twin is not None and twin.evaluation is not None:
                 it.evaluation = self._with_improvement(twin.evaluation.with_ids(it.output_id))
                 it.reused_from, it.evaluation_time_ms = twin.output_id, 0.0
                 return
         start, n = time.perf_counter(), len(_calls(self.judge))
         try:
-            ev = grade(it.content, self.rubric, task=self.task, judge=self.judge,
-                       registry=self.registry)
+            ev = grade(
+                it.content, self.rubric, task=self.task, judge=self.judge, registry=self.registry
+            )
         except JudgeError as exc:
             it.judge_error = f"{exc.reason}: {exc}"
         else:
@@ -181,8 +209,10 @@ class _Run:
             return "max_rounds"
         if self._stagnated(it):
             return "stagnation"
-        if s.token_budget is not None and self.usage.total_input + self.usage.output_tokens \
-                >= s.token_budget:
+        if (
+            s.token_budget is not None
+            and self.usage.total_input + self.usage.output_tokens >= s.token_budget
+        ):
             return "token_budget"
         if s.time_budget is not None and self.elapsed_s >= s.time_budget:
             return "time_budget"
@@ -192,8 +222,10 @@ class _Run:
         s = self.settings
         if it.evaluation is None:
             return False
-        if s.similarity is not None and len(self.history) >= 2 and similar(
-            self.history[-2].content, it.content, s.similarity
+        if (
+            s.similarity is not None
+            and len(self.history) >= 2
+            and similar(self.history[-2].content, it.content, s.similarity)
         ):
             return True  # the revision did not change the text
         if not s.stagnation_rounds:
@@ -201,7 +233,7 @@ class _Run:
         scores = [h.evaluation.overall_score for h in self.history if h.evaluation]
         if len(scores) <= s.stagnation_rounds:
             return False
-        window, before = scores[-s.stagnation_rounds:], scores[:-s.stagnation_rounds]
+        window, before = scores[-s.stagnation_rounds :], scores[: -s.stagnation_rounds]
         return max(window) <= max(before)
 
     def choose(self) -> Iteration:
@@ -212,8 +244,9 @@ class _Run:
         if self.settings.return_policy == "last":
             return judged[-1]
         # ties go to the latest, so an all-fail run returns its last draft
-        return max(reversed(judged),
-                   key=lambda h: h.evaluation.overall_score if h.evaluation else -1.0)
+        return max(
+            reversed(judged), key=lambda h: h.evaluation.overall_score if h.evaluation else -1.0
+        )
 
     @property
     def usage(self) -> Usage:
@@ -227,17 +260,26 @@ class _Run:
 class _Settings:
     """Validated loop settings (bad values are the caller's error, named)."""
 
-    def __init__(self, *, max_rounds: int, stagnation_rounds: int | None,
-                 return_policy: str, similarity: float | None, reuse_identical: bool,
-                 token_budget: int | None, time_budget: float | None,
-                 max_judge_failures: int) -> None:
+    def __init__(
+        self,
+        *,
+        max_rounds: int,
+        stagnation_rounds: int | None,
+        return_policy: str,
+        similarity: float | None,
+        reuse_identical: bool,
+        token_budget: int | None,
+        time_budget: float | None,
+        max_judge_failures: int,
+    ) -> None:
         if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
             raise InputError(f"max_rounds must be an integer, not {max_rounds!r}")
         if return_policy not in ("best", "last"):
             raise InputError(f"return_policy must be 'best' or 'last', not {return_policy!r}")
         if stagnation_rounds is not None and stagnation_rounds < 0:
-            raise InputError(f"stagnation_rounds must be >= 0 (0 turns it off), "
-                             f"not {stagnation_rounds}")
+            raise InputError(
+                f"stagnation_rounds must be >= 0 (0 turns it off), not {stagnation_rounds}"
+            )
         if similarity is not None and not 0 < similarity <= 1:
             raise InputError(f"similarity must be in (0, 1], not {similarity}")
         for name, value in (("token_budget", token_budget), ("time_budget", time_budget)):
@@ -294,15 +336,23 @@ def run_loop(
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
     settings = _Settings(
-        max_rounds=max_rounds, stagnation_rounds=stagnation_rounds,
-        return_policy=return_policy, similarity=similarity, reuse_identical=reuse_identical,
-        token_budget=token_budget, time_budget=time_budget,
+        max_rounds=max_rounds,
+        stagnation_rounds=stagnation_rounds,
+        return_policy=return_policy,
+        similarity=similarity,
+        reuse_identical=reuse_identical,
+        token_budget=token_budget,
+        time_budget=time_budget,
         max_judge_failures=max_judge_failures,
     )
     run = _Run(task, rubric, generator, judge, settings, store, on_iteration, registry)
     if store is not None:
-        store.start_loop(run.loop_id, task=task, rubric=rubric.to_dict(),
-                         config={**settings.to_config(), **(config or {})})
+        store.start_loop(
+            run.loop_id,
+            task=task,
+            rubric=rubric.to_dict(),
+            config={**settings.to_config(), **(config or {})},
+        )
     reason = _drive(run)
     return _finish(run, reason)
 
@@ -339,14 +389,23 @@ def _finish(run: _Run, reason: StopReason) -> LoopResult:
     total_ms = run.elapsed_s * 1000
     if run.store is not None:
         run.store.finish_loop(
-            run.loop_id, final_output_id=chosen.output_id, passed=passed, stop_reason=reason,
+            run.loop_id,
+            final_output_id=chosen.output_id,
+            passed=passed,
+            stop_reason=reason,
             total_time_ms=total_ms,
             final_score=chosen.evaluation.overall_score if chosen.evaluation else None,
         )
     return LoopResult(
-        draft=chosen.content, passed=passed, stop_reason=reason, loop_id=run.loop_id,
-        history=run.history, output_id=chosen.output_id, total_time_ms=total_ms,
-        evaluation=chosen.evaluation, error=run.error,
+        draft=chosen.content,
+        passed=passed,
+        stop_reason=reason,
+        loop_id=run.loop_id,
+        history=run.history,
+        output_id=chosen.output_id,
+        total_time_ms=total_ms,
+        evaluation=chosen.evaluation,
+        error=run.error,
     )
 
 
@@ -365,7 +424,15 @@ def optimize(
     change the call sequence (``["generate", "evaluate"] * N`` when every round
     fails; 2 calls when round one passes; one generate and False at caps below 1).
     """
-    result = run_loop(task, rubric, generator=generator, judge=judge, max_rounds=max_rounds,
-                      stagnation_rounds=0, return_policy="last", similarity=None,
-                      reuse_identical=False)
+    result = run_loop(
+        task,
+        rubric,
+        generator=generator,
+        judge=judge,
+        max_rounds=max_rounds,
+        stagnation_rounds=0,
+        return_policy="last",
+        similarity=None,
+        reuse_identical=False,
+    )
     return result.draft, result.passed

@@ -72,8 +72,7 @@ class Iteration:
             "reused_from": self.reused_from,
             "feedback": self.feedback,
             "evaluation_time_ms": (
-                round(self.evaluation_time_ms, 3) if self.evaluation_time_ms is not None
-                else None
+                round(self.evaluation_time_ms, 3) if self.evaluation_time_ms is not None else None
             ),
             "usage": self.usage.to_dict(),
             "generation_usage": self.generation_usage.to_dict(),

@@ -86,9 +86,11 @@ def repair_request(error: str) -> str:
 def revision_prompt(task: str, draft: str, issues: Sequence[str] | None) -> str:
     """The generator's prompt for a revision: task, previous draft, issues as bullets."""
     feedback = as_feedback(issues) or "- No specific issues were listed; meet the task fully."
-    return "\n\n".join([
-        task,
-        tagged("previous_draft", draft),
-        tagged("issues", feedback),
-        REVISION_INSTRUCTIONS,
-    ])
+    return "\n\n".join(
+        [
+            task,
+            tagged("previous_draft", draft),
+            tagged("issues", feedback),
+            REVISION_INSTRUCTIONS,
+        ]
+    )

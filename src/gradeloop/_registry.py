@@ -130,9 +130,8 @@ class Registry:
             if impl.plugin is plugin
         ]
         for impl in impls:
-            def register(
-                name: str, fn: CheckerFn, description: str | None = None
-            ) -> None:
+
+            def register(name: str, fn: CheckerFn, description: str | None = None) -> None:
                 self._add(name, fn, plugin_name, dist, description)
 
             try:
@@ -192,9 +191,11 @@ class Registry:
             self.load()
             existing = self._checkers.get(name)
             if existing is not None and existing.fn is not fn:
-                if getattr(existing.fn, "__qualname__", None) == getattr(
-                    fn, "__qualname__", object()
-                ) and existing.fn.__module__ == fn.__module__:
+                if (
+                    getattr(existing.fn, "__qualname__", None)
+                    == getattr(fn, "__qualname__", object())
+                    and existing.fn.__module__ == fn.__module__
+                ):
                     # the same definition run again (a module re-executed): replace it
                     del self._checkers[name]
                 else:
@@ -282,4 +283,3 @@ def unregister_checker(name: str) -> None:
         info = registry._checkers.get(name)
         if info is not None and info.plugin == IN_PROCESS:
             del registry._checkers[name]
-

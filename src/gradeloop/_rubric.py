@@ -98,18 +98,23 @@ class Criterion(BaseModel):
     @model_validator(mode="after")
     def _threshold_needs_score(self) -> Criterion:
         if self.threshold is not None and self.scale != "score":
-            raise ValueError("'threshold' applies only to scale = \"score\"; remove it or "
-                             "add scale = \"score\"")
+            raise ValueError(
+                '\'threshold\' applies only to scale = "score"; remove it or add scale = "score"'
+            )
         return self
 
     @model_validator(mode="after")
     def _shadow_differs(self) -> Criterion:
         if self.shadow == JUDGE and self.checker is None:
-            raise ValueError('the judge already fills this key, so shadow = "judge" would '
-                             "compare it with itself; shadow it with a checker instead")
+            raise ValueError(
+                'the judge already fills this key, so shadow = "judge" would '
+                "compare it with itself; shadow it with a checker instead"
+            )
         if self.shadow_options and self.shadow in (None, JUDGE):
-            raise ValueError("'shadow_options' are for a shadow checker; name one with "
-                             "shadow = \"<checker>\" or remove them")
+            raise ValueError(
+                "'shadow_options' are for a shadow checker; name one with "
+                'shadow = "<checker>" or remove them'
+            )
         return self
 
     @property
@@ -137,9 +142,7 @@ class Criterion(BaseModel):
     def prompt_line(self) -> str:
         """How this criterion reads in a prompt."""
         if self.scale == "score":
-            return (
-                f"{self.key} (scored 1-10, needs {self.pass_threshold:g}): {self.description}"
-            )
+            return f"{self.key} (scored 1-10, needs {self.pass_threshold:g}): {self.description}"
         return f"{self.key}: {self.description}"
 
 
@@ -172,20 +175,27 @@ class Rubric(Sequence[Criterion]):
         self.name = name
         items = list(criteria)
         if not items:
-            raise RubricError("the rubric has no criteria; add at least one [[criteria]]",
-                              path=self.path)
+            raise RubricError(
+                "the rubric has no criteria; add at least one [[criteria]]", path=self.path
+            )
         seen: set[str] = set()
         for i, c in enumerate(items):
             if c.key in seen:
-                raise RubricError(f"duplicate key {c.key!r}; every criterion needs its own key",
-                                  path=self.path, key=c.key, line=_line(_lines, i))
+                raise RubricError(
+                    f"duplicate key {c.key!r}; every criterion needs its own key",
+                    path=self.path,
+                    key=c.key,
+                    line=_line(_lines, i),
+                )
             seen.add(c.key)
         if pass_score is not None and not (math.isfinite(pass_score) and 0 <= pass_score <= 10):
-            raise RubricError(f"pass_score must be between 0 and 10, not {pass_score}",
-                              path=self.path)
+            raise RubricError(
+                f"pass_score must be between 0 and 10, not {pass_score}", path=self.path
+            )
         if sum(c.weight for c in items) <= 0:
-            raise RubricError("every weight is 0; give at least one criterion a weight > 0",
-                              path=self.path)
+            raise RubricError(
+                "every weight is 0; give at least one criterion a weight > 0", path=self.path
+            )
         reg = registry or default_registry()
         self._criteria = tuple(
             _bind_checker(c, reg, self.path, _line(_lines, i)) for i, c in enumerate(items)
@@ -213,8 +223,9 @@ class Rubric(Sequence[Criterion]):
             raise RubricError(_unknown_field(field, _TOP_LEVEL, "rubric"), path=path)
         raw = data.get("criteria")
         if not isinstance(raw, list):
-            raise RubricError("the rubric needs a 'criteria' list ([[criteria]] tables in TOML)",
-                              path=path)
+            raise RubricError(
+                "the rubric needs a 'criteria' list ([[criteria]] tables in TOML)", path=path
+            )
         criteria = []
         for i, item in enumerate(raw):
             criteria.append(_criterion(item, i, path, _line(_lines, i)))
@@ -222,11 +233,18 @@ class Rubric(Sequence[Criterion]):
         if pass_score is not None and (
             isinstance(pass_score, bool) or not isinstance(pass_score, int | float)
         ):
-            raise RubricError(f"pass_score must be a number from 0 to 10, not {pass_score!r}",
-                              path=path)
+            raise RubricError(
+                f"pass_score must be a number from 0 to 10, not {pass_score!r}", path=path
+            )
         name = data.get("name")
-        return cls(criteria, pass_score=pass_score, name=name if isinstance(name, str) else None,
-                   path=path, registry=registry, _lines=_lines)
+        return cls(
+            criteria,
+            pass_score=pass_score,
+            name=name if isinstance(name, str) else None,
+            path=path,
+            registry=registry,
+            _lines=_lines,
+        )
 
     @classmethod
     def load(cls, path: str | Path, *, registry: Registry | None = None) -> Rubric:
@@ -343,7 +361,8 @@ def _line(lines: Sequence[int | None], i: int) -> int | None:
 def _criteria_lines(text: str) -> list[int | None]:
     """The line of each ``[[criteria]]`` header, so errors can point at it."""
     return [
-        n for n, line in enumerate(text.splitlines(), start=1)
+        n
+        for n, line in enumerate(text.splitlines(), start=1)
         if re.match(r"^\s*\[\[\s*criteria\s*\]\]", line)
     ]
 
@@ -384,9 +403,13 @@ def _bind_checker(
         c = _bind_shadow(c, registry, path, line)
     if c.checker is None:
         if c.options:
-            raise RubricError("'options' is only for criteria filled by a checker; "
-                              "add a checker or remove the options", path=path, key=c.key,
-                              line=line)
+            raise RubricError(
+                "'options' is only for criteria filled by a checker; "
+                "add a checker or remove the options",
+                path=path,
+                key=c.key,
+                line=line,
+            )
         return c
     try:
         info = registry.info(c.checker)
@@ -397,9 +420,13 @@ def _bind_checker(
     except ValueError as exc:
         raise RubricError(str(exc), path=path, key=c.key, line=line) from None
     if c.shadow == c.checker and c.shadow_options == options:
-        raise RubricError("the shadow is the primary checker with the same options, so it "
-                          "always agrees; change shadow_options or remove the shadow",
-                          path=path, key=c.key, line=line)
+        raise RubricError(
+            "the shadow is the primary checker with the same options, so it "
+            "always agrees; change shadow_options or remove the shadow",
+            path=path,
+            key=c.key,
+            line=line,
+        )
     return c.model_copy(update={"options": options})
 
 

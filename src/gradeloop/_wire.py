@@ -101,8 +101,9 @@ class WireSpec:
             verdict = Verdict.model_validate(dict(obj))
         except ValidationError:
             raise WireError(_summarise(first)) from None
-        if any(c.key not in verdict.criteria_met and c.key not in verdict.scores
-               for c in self.criteria):
+        if any(
+            c.key not in verdict.criteria_met and c.key not in verdict.scores for c in self.criteria
+        ):
             # a dict is held to the wire schema, which names what is missing where
             raise WireError(_summarise(first))
         return self.normalise(verdict)
@@ -145,6 +146,7 @@ class WireSpec:
                 met[c.key] = scores[c.key] >= c.pass_threshold
         return verdict.model_copy(update={"scores": scores, "criteria_met": met})
 
+
 def _clamp(value: float) -> float:
     return min(SCORE_MAX, max(SCORE_MIN, value))
 
@@ -175,18 +177,34 @@ def _build_model(shape: tuple[tuple[str, str], ...], feedback: bool) -> type[Bas
     scored = [key for key, scale in shape if scale == "score"]
     pass_fail = [key for key, scale in shape if scale != "score"]
     fields: dict[str, Any] = {
-        "reasoning": (str, Field(description="Cite specific evidence from the draft for "
-                                             "every criterion before judging it.")),
+        "reasoning": (
+            str,
+            Field(
+                description="Cite specific evidence from the draft for "
+                "every criterion before judging it."
+            ),
+        ),
     }
     if scored:
-        fields["scores"] = (_keyed("Scores", scored, int, "Score for {key}: an integer from "
-                                   f"{SCORE_MIN} to {SCORE_MAX}."), Field())
+        fields["scores"] = (
+            _keyed(
+                "Scores",
+                scored,
+                int,
+                f"Score for {{key}}: an integer from {SCORE_MIN} to {SCORE_MAX}.",
+            ),
+            Field(),
+        )
     if pass_fail:
-        fields["criteria_met"] = (_keyed("CriteriaMet", pass_fail, bool,
-                                         "True only if the draft fully meets {key}."), Field())
+        fields["criteria_met"] = (
+            _keyed("CriteriaMet", pass_fail, bool, "True only if the draft fully meets {key}."),
+            Field(),
+        )
     fields["passed"] = (bool, Field(description="True only if every criterion is met."))
-    fields["issues"] = (list[str], Field(description="One concrete, actionable issue per "
-                                                     "unmet criterion, naming its key."))
+    fields["issues"] = (
+        list[str],
+        Field(description="One concrete, actionable issue per unmet criterion, naming its key."),
+    )
     if feedback:
         keys = [key for key, _ in shape]
         fields["feedback"] = (_keyed("Feedback", keys, str, "Advice on {key}."), Field())

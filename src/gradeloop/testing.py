@@ -97,8 +97,9 @@ def text_reply(
         content.append({"type": "thinking", "thinking": thinking, "signature": "sig-scripted"})
     content.append({"type": "text", "text": text})
     used = output_tokens if output_tokens is not None else _tokens(text + (thinking or ""))
-    return _message(content, stop_reason, output_tokens=used, input_tokens=input_tokens,
-                    model=model)
+    return _message(
+        content, stop_reason, output_tokens=used, input_tokens=input_tokens, model=model
+    )
 
 
 def refusal(category: str | None = None, explanation: str | None = None) -> Message:
@@ -142,8 +143,8 @@ def api_error(status: int = 500, message: str | None = None) -> anthropic.APISta
     """The SDK exception for HTTP ``status`` (429 -> ``RateLimitError``, 529 ->
     ``OverloadedError``, ...). Queue it and the call raises it."""
     cls, kind = _ERROR_TYPES.get(
-        status, (anthropic.InternalServerError if status >= 500 else anthropic.APIStatusError,
-                 "api_error")
+        status,
+        (anthropic.InternalServerError if status >= 500 else anthropic.APIStatusError, "api_error"),
     )
     text = message or f"scripted {kind} ({status})"
     body = {"type": "error", "error": {"type": kind, "message": text}}

@@ -37,11 +37,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gradeloop {__version__}")
     parser.add_argument(
-        "--disable-plugin-autoload", action="store_true",
+        "--disable-plugin-autoload",
+        action="store_true",
         help="load no entry-point plugins except those in GRADELOOP_PLUGINS",
     )
     parser.add_argument(
-        "--block-plugin", action="append", default=[], metavar="NAME",
+        "--block-plugin",
+        action="append",
+        default=[],
+        metavar="NAME",
         help="do not load the plugin NAME (repeatable)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

@@ -43,15 +43,25 @@ def run(args: argparse.Namespace) -> int:
     for column in ("checker", "plugin", "distribution", "options", "description"):
         table.add_column(column, overflow="fold")
     for c in checkers:
-        cells = (c["name"], c["plugin"], c["distribution"] or "-",
-                 ", ".join(c["options"]) or "-", c["description"])
+        cells = (
+            c["name"],
+            c["plugin"],
+            c["distribution"] or "-",
+            ", ".join(c["options"]) or "-",
+            c["description"],
+        )
         table.add_row(*(escape(str(cell)) for cell in cells))
     out.print(table)
     for f in failures:
-        out.print(f"plugin {f['plugin']!r} ({f['distribution'] or 'unknown distribution'}) "
-                  f"failed to load: {f['error']}", markup=False)
+        out.print(
+            f"plugin {f['plugin']!r} ({f['distribution'] or 'unknown distribution'}) "
+            f"failed to load: {f['error']}",
+            markup=False,
+        )
     for conflict in conflicts:
-        out.print(f"checker {conflict['name']!r} is registered by several plugins: "
-                  f"{', '.join(conflict['plugins'])}; it cannot be used until one is blocked",
-                  markup=False)
+        out.print(
+            f"checker {conflict['name']!r} is registered by several plugins: "
+            f"{', '.join(conflict['plugins'])}; it cannot be used until one is blocked",
+            markup=False,
+        )
     return 0

@@ -26,9 +26,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--task", metavar="TEXT", help="the task the draft answers")
     p.add_argument("--task-file", metavar="FILE", help="read the task from a file")
     p.add_argument("--json", action="store_true", help="print the evaluation JSON")
-    p.add_argument("--code-only", action="store_true",
-                   help="grade only the code-filled keys; judge keys are reported as not "
-                   "checked (and the draft is not accepted)")
+    p.add_argument(
+        "--code-only",
+        action="store_true",
+        help="grade only the code-filled keys; judge keys are reported as not "
+        "checked (and the draft is not accepted)",
+    )
     add_model_options(p, generator=False)
     p.set_defaults(run=run)
 
@@ -57,8 +60,9 @@ def render(evaluation: Evaluation) -> None:
         table.add_column(column)
     for c in evaluation.criteria:
         result = "not checked" if not c.checked else ("pass" if c.passed else "FAIL")
-        table.add_row(*(escape(x) for x in (c.key, c.filled_by, result, f"{c.score:g}",
-                                            f"{c.weight:g}")))
+        table.add_row(
+            *(escape(x) for x in (c.key, c.filled_by, result, f"{c.score:g}", f"{c.weight:g}"))
+        )
     out.print(table)
     issues = [i for i in evaluation.verdict.issues if not i.endswith("filled by the judge")]
     if issues:
@@ -73,8 +77,12 @@ def render(evaluation: Evaluation) -> None:
         if failed:
             parts.append("failed: " + ", ".join(failed))
         if evaluation.not_checked:
-            parts.append("not checked (judge keys, --code-only): "
-                         + ", ".join(evaluation.not_checked))
+            parts.append(
+                "not checked (judge keys, --code-only): " + ", ".join(evaluation.not_checked)
+            )
         detail = " (" + "; ".join(parts) + ")" if parts else ""
-    out.print(f"\noverall {evaluation.overall_score:.2f}/10  {verdict}{detail}", markup=False,
-              soft_wrap=True)
+    out.print(
+        f"\noverall {evaluation.overall_score:.2f}/10  {verdict}{detail}",
+        markup=False,
+        soft_wrap=True,
+    )

@@ -18,11 +18,13 @@ from ._io import console, print_json
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("history", help="list recorded loops, or show one loop round by round")
     p.add_argument("loop_id", nargs="?", metavar="ID", help="a loop id (a unique prefix will do)")
-    p.add_argument("--json", action="store_true",
-                   help="print JSON (one loop: seed 003's history shape)")
+    p.add_argument(
+        "--json", action="store_true", help="print JSON (one loop: seed 003's history shape)"
+    )
     p.add_argument("--limit", type=int, default=20, metavar="N", help="loops to list (default 20)")
-    p.add_argument("--db", metavar="FILE", help="history database (default: "
-                   "$GRADELOOP_HOME/history.db)")
+    p.add_argument(
+        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
+    )
     p.set_defaults(run=run_history)
 
     s = sub.add_parser("stats", help="seed 003's four evaluation figures over recorded loops")
@@ -72,8 +74,12 @@ def _list(loops: list[Any]) -> None:
     for s in loops:
         task = " ".join(s.task.split())
         table.add_row(
-            s.loop_id, _when(s.started_at), escape(task[:50] + ("…" if len(task) > 50 else "")),
-            str(s.rounds), s.stop_reason or s.status, "yes" if s.passed else "no",
+            s.loop_id,
+            _when(s.started_at),
+            escape(task[:50] + ("…" if len(task) > 50 else "")),
+            str(s.rounds),
+            s.stop_reason or s.status,
+            "yes" if s.passed else "no",
             "-" if s.final_score is None else f"{s.final_score:.2f}",
         )
     out.print(table)
@@ -81,8 +87,11 @@ def _list(loops: list[Any]) -> None:
 
 def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
     out = console()
-    out.print(f"loop {data['loop_id']}  {data.get('status', '')}  stop: "
-              f"{data.get('stop_reason') or '-'}  passed: {data.get('passed')}", markup=False)
+    out.print(
+        f"loop {data['loop_id']}  {data.get('status', '')}  stop: "
+        f"{data.get('stop_reason') or '-'}  passed: {data.get('passed')}",
+        markup=False,
+    )
     out.print(f"task: {' '.join(str(data.get('task', '')).split())[:200]}", markup=False)
     trajectory = " → ".join(f"{s:.2f}" for s in data["improvement_trajectory"]) or "-"
     out.print(f"score trajectory: {trajectory}", markup=False)
@@ -97,14 +106,19 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
             score = "judge failed"
         marker = " ✓" if r.get("output_id") == data.get("final_output_id") else ""
         table.add_row(
-            str(r.get("iteration")), escape(str(r.get("output_id")) + marker), score,
+            str(r.get("iteration")),
+            escape(str(r.get("output_id")) + marker),
+            score,
             escape(", ".join(r.get("failed_keys") or []) or "-"),
             f"{usage.get('total_input', 0)}/{usage.get('output_tokens', 0)}",
             escape(r.get("judge_error") or r.get("feedback") or ""),
         )
     out.print(table)
-    out.print(f"final output: {data['final_output_id']}  total {data['total_time_ms'] / 1000:.1f}s"
-              " (✓ marks it; `--json` prints every draft)", markup=False)
+    out.print(
+        f"final output: {data['final_output_id']}  total {data['total_time_ms'] / 1000:.1f}s"
+        " (✓ marks it; `--json` prints every draft)",
+        markup=False,
+    )
 
 
 def run_stats(args: argparse.Namespace) -> int:
@@ -122,12 +136,24 @@ def run_stats(args: argparse.Namespace) -> int:
     it, qi = stats["iterations_to_pass"], stats["quality_improvement"]
     st, hc = stats["stagnation_exits"], stats["history_completeness"]
     out.print(f"loops recorded: {stats['loops']}", markup=False)
-    out.print(f"iteration efficiency   {fmt(it, ' iterations'):>16}  average to pass, over "
-              f"{it['loops_passed']} loop(s) that passed", markup=False)
-    out.print(f"quality improvement    {fmt(qi, '%'):>16}  first to final judged score, over "
-              f"{qi['loops']} loop(s) with 2+ judged rounds", markup=False)
-    out.print(f"stagnation exits       {fmt(st, '%'):>16}  {st['stagnation_loops']} of "
-              f"{st['finished_loops']} finished loop(s)", markup=False)
-    out.print(f"history completeness   {fmt(hc, '%'):>16}  {hc['complete_iterations']} of "
-              f"{hc['iterations']} iteration(s) fully logged", markup=False)
+    out.print(
+        f"iteration efficiency   {fmt(it, ' iterations'):>16}  average to pass, over "
+        f"{it['loops_passed']} loop(s) that passed",
+        markup=False,
+    )
+    out.print(
+        f"quality improvement    {fmt(qi, '%'):>16}  first to final judged score, over "
+        f"{qi['loops']} loop(s) with 2+ judged rounds",
+        markup=False,
+    )
+    out.print(
+        f"stagnation exits       {fmt(st, '%'):>16}  {st['stagnation_loops']} of "
+        f"{st['finished_loops']} finished loop(s)",
+        markup=False,
+    )
+    out.print(
+        f"history completeness   {fmt(hc, '%'):>16}  {hc['complete_iterations']} of "
+        f"{hc['iterations']} iteration(s) fully logged",
+        markup=False,
+    )
     return 0

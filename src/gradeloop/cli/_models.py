@@ -13,15 +13,23 @@ from ..errors import ConfigError
 def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> None:
     group = parser.add_argument_group("model")
     if generator:
-        group.add_argument("--model", help="generator model (default: $GRADELOOP_MODEL or "
-                           "gradeloop's default)")
-    group.add_argument("--judge-model", help="judge model (default: $GRADELOOP_JUDGE_MODEL, "
-                       "then $GRADELOOP_MODEL)")
-    group.add_argument("--base-url", help="Messages API base URL, e.g. a local server "
-                       "(default: $ANTHROPIC_BASE_URL)")
-    group.add_argument("--structured", choices=["auto", "native", "json"], default="auto",
-                       help="how the judge gets structured output; 'json' for servers "
-                       "without it (Ollama, llama.cpp)")
+        group.add_argument(
+            "--model", help="generator model (default: $GRADELOOP_MODEL or gradeloop's default)"
+        )
+    group.add_argument(
+        "--judge-model", help="judge model (default: $GRADELOOP_JUDGE_MODEL, then $GRADELOOP_MODEL)"
+    )
+    group.add_argument(
+        "--base-url",
+        help="Messages API base URL, e.g. a local server (default: $ANTHROPIC_BASE_URL)",
+    )
+    group.add_argument(
+        "--structured",
+        choices=["auto", "native", "json"],
+        default="auto",
+        help="how the judge gets structured output; 'json' for servers "
+        "without it (Ollama, llama.cpp)",
+    )
 
 
 def model_configured(args: argparse.Namespace) -> bool:
@@ -34,8 +42,9 @@ def model_configured(args: argparse.Namespace) -> bool:
     )
 
 
-def require_model(args: argparse.Namespace, judge_keys: Sequence[str], *,
-                  code_only_hint: bool) -> None:
+def require_model(
+    args: argparse.Namespace, judge_keys: Sequence[str], *, code_only_hint: bool
+) -> None:
     """Exit-2 error naming the judge keys and the fixes, when no model is configured."""
     if model_configured(args):
         return

@@ -26,28 +26,53 @@ def add_parser(sub: Any) -> None:
         "draft to --out or stdout. Exit 0 when the returned draft passed, 1 when not, "
         "2 for bad input or no model.",
     )
-    p.add_argument("--rubric", metavar="FILE",
-                   help="rubric file (TOML or JSON); required unless --resume")
+    p.add_argument(
+        "--rubric", metavar="FILE", help="rubric file (TOML or JSON); required unless --resume"
+    )
     p.add_argument("--task", metavar="TEXT", help="the task")
     p.add_argument("--task-file", metavar="FILE", help="read the task from a file")
-    p.add_argument("--max-rounds", type=int, metavar="N",
-                   help="round cap: at most N judged drafts (default 3)")
-    p.add_argument("--stagnation-rounds", type=int, metavar="N",
-                   help="stop when N judged rounds in a row do not beat the best score "
-                   "(0 turns it off; default 2)")
-    p.add_argument("--return", dest="return_policy", choices=["best", "last"],
-                   help="which judged draft to return when none passes (default best)")
-    p.add_argument("--single-shot", action="store_true",
-                   help="one draft, graded: what you would ship without the loop")
-    p.add_argument("--token-budget", type=int, metavar="TOKENS",
-                   help="stop before the next revision once this many tokens were spent")
-    p.add_argument("--time-budget", type=float, metavar="SECONDS",
-                   help="stop before the next revision once this much time has passed")
+    p.add_argument(
+        "--max-rounds", type=int, metavar="N", help="round cap: at most N judged drafts (default 3)"
+    )
+    p.add_argument(
+        "--stagnation-rounds",
+        type=int,
+        metavar="N",
+        help="stop when N judged rounds in a row do not beat the best score "
+        "(0 turns it off; default 2)",
+    )
+    p.add_argument(
+        "--return",
+        dest="return_policy",
+        choices=["best", "last"],
+        help="which judged draft to return when none passes (default best)",
+    )
+    p.add_argument(
+        "--single-shot",
+        action="store_true",
+        help="one draft, graded: what you would ship without the loop",
+    )
+    p.add_argument(
+        "--token-budget",
+        type=int,
+        metavar="TOKENS",
+        help="stop before the next revision once this many tokens were spent",
+    )
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="stop before the next revision once this much time has passed",
+    )
     p.add_argument("--out", metavar="FILE", help="write the final draft here, not to stdout")
-    p.add_argument("--json", action="store_true",
-                   help="print the loop's history JSON (seed 003 shape) on stdout")
-    p.add_argument("--no-history", action="store_true",
-                   help="do not record this loop in the history database")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the loop's history JSON (seed 003 shape) on stdout",
+    )
+    p.add_argument(
+        "--no-history", action="store_true", help="do not record this loop in the history database"
+    )
     add_graph_options(p)
     add_model_options(p, generator=True)
     p.set_defaults(run=run)
@@ -68,8 +93,10 @@ def run(args: argparse.Namespace) -> int:
     if not task:
         raise InputError("the task is empty: give --task TEXT or --task-file FILE")
     if not model_configured(args):
-        raise ConfigError("no model is configured to write drafts: set ANTHROPIC_API_KEY, "
-                          "or pass --base-url for a local server")
+        raise ConfigError(
+            "no model is configured to write drafts: set ANTHROPIC_API_KEY, "
+            "or pass --base-url for a local server"
+        )
     generator = build_generator(args)
     judge = build_judge(args) if rubric.judge_keys else None
     store = None if args.no_history else HistoryStore()
@@ -77,15 +104,23 @@ def run(args: argparse.Namespace) -> int:
     try:
         with progress:
             result = run_loop(
-                task, rubric, generator=generator, judge=judge,
+                task,
+                rubric,
+                generator=generator,
+                judge=judge,
                 max_rounds=1 if args.single_shot else args.max_rounds,
-                stagnation_rounds=args.stagnation_rounds, return_policy=args.return_policy,
-                store=store, token_budget=args.token_budget, time_budget=args.time_budget,
+                stagnation_rounds=args.stagnation_rounds,
+                return_policy=args.return_policy,
+                store=store,
+                token_budget=args.token_budget,
+                time_budget=args.time_budget,
                 on_iteration=progress.iteration,
-                config={"mode": "single-shot" if args.single_shot else "loop",
-                        "generator_model": getattr(generator, "model", None),
-                        "judge_model": getattr(judge, "model", None),
-                        "base_url": args.base_url},
+                config={
+                    "mode": "single-shot" if args.single_shot else "loop",
+                    "generator_model": getattr(generator, "model", None),
+                    "judge_model": getattr(judge, "model", None),
+                    "base_url": args.base_url,
+                },
             )
     finally:
         if store is not None:
@@ -154,5 +189,7 @@ def describe(it: Iteration, cap: int) -> str:
     ev = it.evaluation
     failed = ", ".join(ev.failed_keys) or "none"
     reused = "  (verdict reused: identical draft)" if it.reused_from else ""
-    return (f"{head}  score {ev.overall_score:.2f}  {'pass' if ev.accepted else 'fail'}  "
-            f"failed: {failed}  {tokens}  {ms / 1000:.1f}s{reused}")
+    return (
+        f"{head}  score {ev.overall_score:.2f}  {'pass' if ev.accepted else 'fail'}  "
+        f"failed: {failed}  {tokens}  {ms / 1000:.1f}s{reused}"
+    )

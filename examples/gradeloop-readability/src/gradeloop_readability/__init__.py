@@ -36,8 +36,7 @@ def no_passive_voice(text: str, *, allowed: Annotated[int, Field(ge=0)] = 2) -> 
     shown = ", ".join(repr(f) for f in found[:5])
     return CheckResult(
         passed=False,
-        issues=[f"{len(found)} passive constructions (max {allowed}): {shown}; "
-                "name who does what"],
+        issues=[f"{len(found)} passive constructions (max {allowed}): {shown}; name who does what"],
     )
 
 
