@@ -181,3 +181,48 @@ def test_disable_plugin_autoload_from_the_command_line(tmp_path: Path) -> None:
 def test_python_dash_m_and_version() -> None:
     ran = gradeloop("--version")
     assert ran.code == 0 and ran.out.startswith("gradeloop ")
+
+
+SHADOW_ONLY = """
+[[criteria]]
+key = "short"
+description = "At most 30 words."
+checker = "length"
+options = { max_words = 30 }
+shadow = "judge"
+"""
+
+
+def test_a_judge_shadow_alone_needs_no_model_but_uses_one_when_configured(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    from gradeloop.testing import verdict_reply
+
+    rubric = tmp_path / "shadow.toml"
+    rubric.write_text(SHADOW_ONLY, encoding="utf-8")
+    offline = gradeloop("grade", "-", "--rubric", str(rubric), stdin="A short note.")
+    assert offline.code == 0, offline.err  # the checker decides; no model needed
+    assert emulator.bodies == []
+    emulator.enqueue(
+        verdict_reply(
+            {
+                "reasoning": "short",
+                "criteria_met": {"short": False},
+                "passed": False,
+                "issues": ["too long"],
+            }
+        )
+    )
+    ran = gradeloop(
+        "grade",
+        "-",
+        "--rubric",
+        str(rubric),
+        "--base-url",
+        emulator.base_url,
+        "--json",
+        stdin="A short note.",
+    )
+    assert ran.code == 0, ran.err  # the shadow disagrees but never decides
+    assert len(emulator.bodies) == 1  # ...and it was asked
+    assert json.loads(ran.out)["passed"] is True

@@ -433,3 +433,35 @@ def test_a_version_1_history_file_is_migrated_keeping_its_loops(tmp_path: Path) 
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 2
     conn.close()
+
+
+def test_the_graph_engine_stores_shadow_outcomes_too(reg: Registry, tmp_path: Path) -> None:
+    from gradeloop.graph import build_graph
+
+    judge = FakeJudge(verdict(True, {"short": False, "tone": True}))
+    with HistoryStore(tmp_path / "h.db") as store:
+        graph = build_graph(
+            rubric(reg, SHORT, TONE),
+            generator=FakeGenerator(["a b"]),
+            judge=judge,
+            store=store,
+            registry=reg,
+        )
+        final = graph.invoke({"task": "t"})
+        stored = store.shadow_results()
+    assert final["passed"] is True
+    assert [(s.key, s.agree) for s in stored] == [("short", False)]
+
+
+def test_tool_driven_loops_store_shadow_outcomes_too(reg: Registry, tmp_path: Path) -> None:
+    from gradeloop.tools import ToolRunner
+
+    judge = FakeJudge(verdict(True, {"short": False, "tone": True}))
+    with HistoryStore(tmp_path / "h.db") as store:
+        runner = ToolRunner(FakeGenerator(["a b"]), judge, store, registry=reg)
+        criteria = [SHORT, TONE]
+        made = runner.call("generate_initial_output", {"task": "t", "criteria": criteria})
+        judged = runner.call("evaluate_output", {"output": made["content"], "criteria": criteria})
+        stored = store.shadow_results()
+    assert judged["passed"] is True, judged
+    assert [(s.output_id, s.agree) for s in stored] == [(made["output_id"], False)]

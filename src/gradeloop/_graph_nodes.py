@@ -14,7 +14,15 @@ from dataclasses import fields
 from typing import Any, Literal, TypedDict
 
 from ._grade import Judge, grade
-from ._loop import Generator, HistorySink, _calls, _usage_since, generator_task, new_id
+from ._loop import (
+    Generator,
+    HistorySink,
+    _calls,
+    _usage_since,
+    generator_task,
+    new_id,
+    record_shadows,
+)
 from ._loop_result import Iteration, StopReason
 from ._registry import Registry
 from ._rubric import Rubric
@@ -278,6 +286,8 @@ class Nodes:
             # checkpoint re-runs the node on resume; the record is already there.
             if not _already_recorded(self.store, state["loop_id"], it.iteration):
                 raise
+            return
+        record_shadows(self.store, state["loop_id"], it)
 
     def _finish(self, state: Mapping[str, Any]) -> None:
         if self.store is None:

@@ -94,7 +94,7 @@ def _usage_since(model: object, start: int) -> Usage:
     return sum((r.usage for r in records if isinstance(getattr(r, "usage", None), Usage)), Usage())
 
 
-def _record_shadows(store: HistorySink, loop_id: str, it: Iteration) -> None:
+def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
     """Store the draft's shadow outcomes, if the store keeps them (a reused verdict's
     outcomes were stored with the draft they came from)."""
     add = getattr(store, "add_shadow_results", None)
@@ -185,7 +185,7 @@ class _Run:
         """Commit the iteration now, so a loop killed later keeps it."""
         if self.store is not None:
             self.store.add_iteration(self.loop_id, it.to_record())
-            _record_shadows(self.store, self.loop_id, it)
+            record_shadows(self.store, self.loop_id, it)
         if self.on_iteration is not None:
             self.on_iteration(it)
 

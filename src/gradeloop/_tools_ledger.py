@@ -30,7 +30,7 @@ from typing import Any
 
 from ._grade import Evaluation
 from ._history import HistoryStore, get_optimization_history
-from ._loop import new_id
+from ._loop import new_id, record_shadows
 from ._loop_result import Iteration, StopReason
 from ._rubric import Rubric
 from ._similarity import DEFAULT_SIMILARITY, similar
@@ -202,6 +202,7 @@ class Ledger:
             "revision_feedback": out.revision_feedback,
         }
         self.store.add_iteration(out.loop.loop_id, record)
+        record_shadows(self.store, out.loop.loop_id, out.it)
         out.recorded = True
 
     def finish(self, loop: LoopState, reason: StopReason) -> None:

@@ -10,8 +10,9 @@ from rich.table import Table
 
 from .._grade import Evaluation, grade
 from .._rubric import Rubric
+from .._shadow import judge_request
 from ._io import console, print_json, read_task, read_text
-from ._models import add_model_options, build_judge, require_model
+from ._models import add_model_options, build_judge, model_configured, require_model
 
 
 def add_parser(sub: Any) -> None:
@@ -41,9 +42,11 @@ def run(args: argparse.Namespace) -> int:
     draft = read_text(args.draft, "draft")
     task = read_task(args.task, args.task_file)
     judge = None
-    if rubric.judge_keys and not args.code_only:
-        require_model(args, rubric.judge_keys, code_only_hint=True)
-        judge = build_judge(args)
+    if judge_request(rubric) and not args.code_only:
+        if rubric.judge_keys:
+            require_model(args, rubric.judge_keys, code_only_hint=True)
+        if model_configured(args):  # judge shadows alone run only when a model is set
+            judge = build_judge(args)
     evaluation = grade(draft, rubric, task=task, judge=judge, skip_judge=args.code_only)
     if args.json:
         print_json(evaluation.to_json())

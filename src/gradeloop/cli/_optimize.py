@@ -11,6 +11,7 @@ from .._history import HistoryStore
 from .._loop import run_loop
 from .._loop_result import Iteration, LoopResult
 from .._rubric import Rubric
+from .._shadow import judge_request
 from ..errors import ConfigError, InputError
 from ._io import console, print_json, read_task
 from ._models import add_model_options, build_generator, build_judge, model_configured
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             "or pass --base-url for a local server"
         )
     generator = build_generator(args)
-    judge = build_judge(args) if rubric.judge_keys else None
+    judge = build_judge(args) if judge_request(rubric) else None
     store = None if args.no_history else HistoryStore()
     progress = _Progress(args.max_rounds if not args.single_shot else 1)
     try:

@@ -25,6 +25,7 @@ from .._history_scrub import scrub_text
 from .._loop import new_id
 from .._paths import gradeloop_home
 from .._rubric import Rubric
+from .._shadow import judge_request
 from ..errors import ConfigError, GradeloopError, InputError
 from ..graph import build_graph, final_result, require_langgraph
 from ._io import console, print_json, read_task
@@ -178,7 +179,7 @@ def _drive(
     err = console(stderr=True)
     try:
         generator = build_generator(args)
-        judge = build_judge(args) if job.rubric.judge_keys else None
+        judge = build_judge(args) if judge_request(job.rubric) else None
         graph = build_graph(
             job.rubric,
             generator=generator,
