@@ -8,13 +8,17 @@ plugin) or by an LLM judge; both land in one ``criteria_met`` dict that
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from gradeloop._calibrate import CalibrationReport, KeyCalibration, calibrate
 from gradeloop._checks import CheckResult
+from gradeloop._compare import CompareReport, KeyComparison, compare
 from gradeloop._grade import CriterionResult, Evaluation, Judge, grade
 from gradeloop._history import HistoryStore, LoopSummary, get_optimization_history
+from gradeloop._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
 from gradeloop._loop import Generator, generator_task, optimize, run_loop
 from gradeloop._loop_result import Iteration, LoopResult
 from gradeloop._registry import Registry, checker, get_checker, hookimpl
 from gradeloop._rubric import Criterion, Rubric
+from gradeloop._shadow import ShadowResult, ShadowSide
 from gradeloop._verdict import Verdict, accepted, as_feedback
 from gradeloop.errors import (
     CheckerConflictError,
@@ -30,6 +34,7 @@ from gradeloop.errors import (
     RubricError,
     UnknownCheckerError,
 )
+from gradeloop.tools import TOOL_DEFINITIONS, ToolRunner
 
 __version__ = "0.1.0"
 
@@ -74,15 +79,19 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_MODEL",
+    "TOOL_DEFINITIONS",
     "AnthropicGenerator",
     "AnthropicJudge",
+    "CalibrationReport",
     "CallRecord",
     "CheckResult",
     "CheckerConflictError",
     "CheckerError",
+    "CompareReport",
     "ConfigError",
     "Criterion",
     "CriterionResult",
+    "DraftItem",
     "Evaluation",
     "Generator",
     "GradeloopError",
@@ -93,6 +102,9 @@ __all__ = [
     "Judge",
     "JudgeError",
     "JudgeRequiredError",
+    "KeyCalibration",
+    "KeyComparison",
+    "LabelledItem",
     "LoopNotFoundError",
     "LoopResult",
     "LoopSummary",
@@ -100,13 +112,18 @@ __all__ = [
     "Registry",
     "Rubric",
     "RubricError",
+    "ShadowResult",
+    "ShadowSide",
+    "ToolRunner",
     "UnknownCheckerError",
     "Usage",
     "Verdict",
     "__version__",
     "accepted",
     "as_feedback",
+    "calibrate",
     "checker",
+    "compare",
     "first_text",
     "generator_task",
     "get_checker",
@@ -116,5 +133,7 @@ __all__ = [
     "make_client",
     "model_configured",
     "optimize",
+    "read_drafts",
+    "read_labels",
     "run_loop",
 ]
