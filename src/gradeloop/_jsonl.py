@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._files import read_utf8
 from ._rubric import Rubric
 from .errors import InputError
 
@@ -87,17 +88,7 @@ def digest(path: str | Path) -> str:
 
 
 def _objects(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any], str]]:
-    p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} path is a directory, not a file: {path}") from None
-    except PermissionError:
-        raise InputError(f"{what} file is not readable: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    text = read_utf8(path, what)
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from .._files import read_utf8
 from ..errors import InputError
 
 
@@ -20,19 +20,7 @@ def read_text(path: str, what: str) -> str:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{what} from stdin is not UTF-8 text") from None
-    p = Path(path)
-    try:
-        return p.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} path is a directory, not a file: {path}") from None
-    except PermissionError:
-        raise InputError(f"{what} file is not readable: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{what} file is not UTF-8 text: {path} (byte {exc.start}); save it as UTF-8"
-        ) from None
+    return read_utf8(path, what)
 
 
 def read_task(task: str | None, task_file: str | None) -> str:
