@@ -148,7 +148,8 @@ def api_error(status: int = 500, message: str | None = None) -> anthropic.APISta
     )
     text = message or f"scripted {kind} ({status})"
     body = {"type": "error", "error": {"type": kind, "message": text}}
-    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    # never sent: the SDK exception only needs a request to carry
+    request = httpx2.Request("POST", "https://scripted.invalid/v1/messages")
     response = httpx2.Response(status, request=request, json=body)
     return cls(f"Error code: {status} - {body}", response=response, body=body)
 
