@@ -226,3 +226,22 @@ def test_a_judge_shadow_alone_needs_no_model_but_uses_one_when_configured(
     assert ran.code == 0, ran.err  # the shadow disagrees but never decides
     assert len(emulator.bodies) == 1  # ...and it was asked
     assert json.loads(ran.out)["passed"] is True
+
+
+def test_grade_shows_a_disagreeing_shadow(tmp_path: Path, emulator: Emulator) -> None:
+    from gradeloop.testing import verdict_reply
+
+    rubric = tmp_path / "shadow.toml"
+    rubric.write_text(SHADOW_ONLY, encoding="utf-8")
+    emulator.enqueue(
+        verdict_reply(
+            {"reasoning": "r", "criteria_met": {"short": False}, "passed": False, "issues": []}
+        )
+    )
+    ran = gradeloop(
+        "grade", "-", "--rubric", str(rubric), "--base-url", emulator.base_url, stdin="Short."
+    )
+    assert ran.code == 0, ran.err
+    assert "short: length pass, shadow judge FAIL: DISAGREE" in ran.out
+    offline = gradeloop("grade", "-", "--rubric", str(rubric), stdin="Short.")
+    assert "short: length pass, shadow judge -: skipped" in offline.out

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from .._grade import Evaluation, grade
 from .._rubric import Rubric
-from .._shadow import judge_request
+from .._shadow import ShadowResult, ShadowSide, judge_request
 from ._io import console, print_json, read_task, read_text
 from ._models import add_model_options, build_judge, model_configured, require_model
 
@@ -72,6 +72,10 @@ def render(evaluation: Evaluation) -> None:
         out.print("\nissues:")
         for issue in issues:
             out.print(f"  - {issue}", markup=False, soft_wrap=True)
+    if evaluation.shadows:
+        out.print("\nshadows (recorded, never deciding):")
+        for shadow in evaluation.shadows:
+            out.print(f"  - {describe_shadow(shadow)}", markup=False, soft_wrap=True)
     verdict = "ACCEPTED" if evaluation.accepted else "NOT ACCEPTED"
     detail = ""
     if not evaluation.accepted:
@@ -89,3 +93,16 @@ def render(evaluation: Evaluation) -> None:
         markup=False,
         soft_wrap=True,
     )
+
+
+def describe_shadow(shadow: ShadowResult) -> str:
+    """``key: code_runs pass, judge FAIL: DISAGREE`` (or why there is no answer)."""
+
+    def side(s: ShadowSide) -> str:
+        return f"{s.filled_by} {'-' if s.passed is None else ('pass' if s.passed else 'FAIL')}"
+
+    if shadow.status != "ok":
+        outcome = f"{shadow.status}" + (f" ({shadow.error})" if shadow.error else "")
+    else:
+        outcome = "agree" if shadow.agree else "DISAGREE"
+    return f"{shadow.key}: {side(shadow.primary)}, shadow {side(shadow.shadow)}: {outcome}"
