@@ -33,7 +33,8 @@ class Fence:
     closed: bool
 
 
-def _unquote(line: str) -> tuple[int, str]:
+def unquote(line: str) -> tuple[int, str]:
+    """The block-quote depth of ``line`` and the line without its ``>`` markers."""
     depth = 0
     while line.lstrip(" ").startswith(">"):
         m = _QUOTE.match(line)
@@ -99,7 +100,7 @@ def fences(text: str) -> list[Fence]:
         line, start, end = marks[k]
         k += 1
         raw = text[start:end]
-        depth, opening = _unquote(raw) if ">" in raw else (0, raw)
+        depth, opening = unquote(raw) if ">" in raw else (0, raw)
         m = _OPEN.fullmatch(opening)
         if m is None:
             continue
@@ -134,7 +135,7 @@ def _quoted_body(
     """The end, closedness and lines of a fence opened inside a block quote."""
     body: list[str] = []
     while i < len(lines):
-        inner_depth, inner = _unquote(lines[i])
+        inner_depth, inner = unquote(lines[i])
         if inner_depth < depth:  # the quote ended, and the block with it
             return i - 1, True, body
         stripped = inner.strip()

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 
+from ._code_fences import unquote as _unquote
+
 _FENCE = re.compile(r"\s*(`{3,}|~{3,}|\$\$)(.*)")
 _RAW_BLOCK = re.compile(r"\s*<(pre|script|style|textarea)\b", re.IGNORECASE)
 _ATX = re.compile(r"\s*#{1,6}(?:\s+(.*?))?(?:\s+#+)?\s*")
 _RULE = re.compile(r"\s*(?:(?:[-*_]\s*){3,}|=+\s*)")
 _LIST = re.compile(r"(\s*)(?:[-*+•]|(\d{1,9})[.)])(?:\s+|$)")
-_QUOTE = re.compile(r" {0,3}>[ ]?")
 _DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
 _CELL = re.compile(r"(?<!\\)\|")
 _LINK_DEFINITION = re.compile(r"\s{0,3}\[[^\]]+\]:\s*\S")
@@ -31,18 +32,6 @@ def raw_units(text: str) -> list[str]:
         scanner.feed(line, lines[i + 1] if i + 1 < len(lines) else "")
     scanner.flush()
     return scanner.units
-
-
-def _unquote(line: str) -> tuple[int, str]:
-    """The block-quote depth of ``line`` and the line without its ``>`` markers."""
-    depth = 0
-    while line.lstrip(" ").startswith(">"):
-        m = _QUOTE.match(line)
-        if m is None:
-            break
-        line = line[m.end() :]
-        depth += 1
-    return depth, line
 
 
 def _indent(line: str) -> int:

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from gradeloop import HistoryStore
 from gradeloop.testing import text_reply, verdict_reply
-from tests.cli_helpers import EXAMPLE, ROOT, gradeloop
+from tests.cli_helpers import EXAMPLE, gradeloop, kill_when_blocked
 from tests.emulator import Emulator
 
 RUBRIC = str(EXAMPLE / "rubric.toml")
@@ -141,12 +136,9 @@ def test_a_loop_killed_mid_run_keeps_its_finished_rounds(
 ) -> None:
     model = Model([judged(False), judged(False), judged(False)], block_on_draft=2)
     emulator.responder = model
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    proc = subprocess.Popen(
+    kill_when_blocked(
+        model,
         [
-            sys.executable,
-            "-m",
-            "gradeloop",
             "optimize",
             "--rubric",
             RUBRIC,
@@ -157,22 +149,7 @@ def test_a_loop_killed_mid_run_keeps_its_finished_rounds(
             "--stagnation-rounds",
             "0",
         ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
     )
-    try:
-        deadline = time.monotonic() + 60
-        while model.drafts < 3 and time.monotonic() < deadline:  # blocked in round 3's draft
-            time.sleep(0.05)
-        assert model.drafts == 3
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        model.release.set()
-        if proc.poll() is None:
-            proc.kill()
     data = json.loads(gradeloop("history", "--json").out)
     assert data[0]["rounds"] == 2 and data[0]["status"] == "interrupted"
     history = json.loads(gradeloop("history", data[0]["loop_id"], "--json").out)

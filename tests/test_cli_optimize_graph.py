@@ -7,11 +7,6 @@ the SDK and of langgraph)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +15,7 @@ import pytest
 from gradeloop import HistoryStore, Rubric
 from gradeloop.cli import main
 from gradeloop.cli._optimize_graph import CHECKPOINTS, _Threads
-from tests.cli_helpers import EXAMPLE, ROOT, Ran, gradeloop
+from tests.cli_helpers import EXAMPLE, Ran, gradeloop, kill_when_blocked
 from tests.emulator import Emulator, HTTPError
 from tests.test_cli_optimize import RUBRIC, Model, judged
 
@@ -172,12 +167,9 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(
 ) -> None:
     model = Model([judged(False)] * 3, block_on_draft=2)
     emulator.responder = model
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    proc = subprocess.Popen(
+    kill_when_blocked(
+        model,
         [
-            sys.executable,
-            "-m",
-            "gradeloop",
             "optimize",
             "--engine",
             "graph",
@@ -190,22 +182,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(
             "--base-url",
             emulator.base_url,
         ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
     )
-    try:
-        deadline = time.monotonic() + 60
-        while model.drafts < 3 and time.monotonic() < deadline:  # blocked in round 3's draft
-            time.sleep(0.05)
-        assert model.drafts == 3
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        model.release.set()
-        if proc.poll() is None:
-            proc.kill()
     model.block_on_draft = None
     resumed = gradeloop("optimize", "--resume", "k1")
     assert resumed.code == 1, resumed.err

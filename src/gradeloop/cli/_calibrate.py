@@ -15,7 +15,7 @@ from .._compare import rubric_label
 from .._history import HistoryStore
 from .._jsonl import digest, read_labels
 from .._rubric import Rubric
-from ._io import console, print_json, read_task
+from ._io import add_db_option, console, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
 
 
@@ -46,9 +46,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--task", metavar="TEXT", help="task for lines that have none")
     p.add_argument("--task-file", metavar="FILE", help="read that task from a file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument(
-        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
-    )
+    add_db_option(p)
     p.add_argument(
         "--no-history",
         action="store_true",

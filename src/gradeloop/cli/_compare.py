@@ -16,7 +16,7 @@ from .._jsonl import DraftItem, read_drafts
 from .._rubric import Rubric
 from .._shadow import ShadowResult, ShadowSide, judge_request
 from ..errors import InputError
-from ._io import console, print_json, read_task
+from ._io import add_db_option, console, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
 
 
@@ -59,9 +59,7 @@ def add_parser(sub: Any) -> None:
         help="disagreeing drafts to list per key (default 10)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument(
-        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
-    )
+    add_db_option(p)
     p.add_argument(
         "--no-history",
         action="store_true",

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .._history import HistoryStore
 from ..errors import InputError
-from ._io import console, print_json
+from ._io import add_db_option, console, print_json
 
 
 def add_parser(sub: Any) -> None:
@@ -22,14 +22,12 @@ def add_parser(sub: Any) -> None:
         "--json", action="store_true", help="print JSON (one loop: seed 003's history shape)"
     )
     p.add_argument("--limit", type=int, default=20, metavar="N", help="loops to list (default 20)")
-    p.add_argument(
-        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
-    )
+    add_db_option(p)
     p.set_defaults(run=run_history)
 
     s = sub.add_parser("stats", help="seed 003's four evaluation figures over recorded loops")
     s.add_argument("--json", action="store_true", help="print JSON")
-    s.add_argument("--db", metavar="FILE", help="history database")
+    add_db_option(s)
     s.set_defaults(run=run_stats)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -21,6 +22,13 @@ def read_text(path: str, what: str) -> str:
         except UnicodeDecodeError:
             raise InputError(f"{what} from stdin is not UTF-8 text") from None
     return read_utf8(path, what)
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db FILE``: the history database, for every command that reads or writes it."""
+    parser.add_argument(
+        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
+    )
 
 
 def read_task(task: str | None, task_file: str | None) -> str:

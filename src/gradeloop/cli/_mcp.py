@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from ._io import add_db_option
 from ._models import add_model_options
 
 
@@ -20,9 +21,7 @@ def add_parser(sub: Any) -> None:
         "GRADELOOP_JUDGE_MODEL, GRADELOOP_HOME); with no model configured, evaluations "
         "whose criteria are all code-filled still work. Needs: pip install 'gradeloop[mcp]'.",
     )
-    p.add_argument(
-        "--db", metavar="FILE", help="history database (default: $GRADELOOP_HOME/history.db)"
-    )
+    add_db_option(p)
     p.add_argument(
         "--max-iterations",
         type=int,
