@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gradeloop_checkers._segment import count_words
 from gradeloop_checkers.sentence_len import sentence_len
+from gradeloop_checkers.sentence_len._segment import count_words
 
 DATA = Path(__file__).parent / "data" / "golden_rules_en.json"
 Case = dict[str, object]

@@ -18,8 +18,8 @@ from pydantic import AfterValidator, Field
 
 from gradeloop import CheckResult
 
-from ._text_md import first_block, quote, split_lines
-from ._text_options import one_of_required
+from ._options import one_of_required
+from .markdown._lines import first_block, quote, split_lines
 
 INSTALL_HINT = "pip install 'gradeloop[jsonschema]'"
 MAX_VIOLATIONS = 10

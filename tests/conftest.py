@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gradeloop._registry import reset_default_registry
+from gradeloop.grading._registry import reset_default_registry
 
 pytest_plugins = ["tests.emulator"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradeloop._agreement import (
+from gradeloop.migration._agreement import (
     Confusion,
     agreement_rate,
     cohen_kappa,

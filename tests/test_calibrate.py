@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from gradeloop import CheckResult, Criterion, HistoryStore, Rubric, Verdict
-from gradeloop._calibrate import MIN_LABELS, calibrate
-from gradeloop._jsonl import LabelledItem, read_labels
-from gradeloop._registry import Registry
 from gradeloop.errors import InputError, JudgeError, JudgeRequiredError
+from gradeloop.grading._registry import Registry
+from gradeloop.migration._calibrate import MIN_LABELS, calibrate
+from gradeloop.migration._jsonl import LabelledItem, read_labels
 from tests.cli_helpers import EXAMPLE, gradeloop
 from tests.emulator import Emulator
 from tests.test_compare import stand_in

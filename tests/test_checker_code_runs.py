@@ -13,16 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import gradeloop_checkers._code_scan as scan_module
+import gradeloop_checkers.code_runs._scan as scan_module
 from gradeloop import CheckResult, Rubric, RubricError, get_checker, grade
-from gradeloop_checkers._code_source import (
+from gradeloop_checkers.code_runs import CHECKERS, code_runs
+from gradeloop_checkers.code_runs._source import (
     BlockText,
     fstring_problem,
     may_need_pep701,
     parenthesized_with,
 )
-from gradeloop_checkers._stdlib import SUPPORTED, is_private, module_table, modules_of
-from gradeloop_checkers.code_runs import CHECKERS, code_runs
+from gradeloop_checkers.code_runs._stdlib import SUPPORTED, is_private, module_table, modules_of
 
 RUNNING = sys.version_info.minor
 

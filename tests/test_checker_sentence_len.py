@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from gradeloop import CheckResult, Rubric, get_checker, grade
 from gradeloop.errors import RubricError
-from gradeloop_checkers._segment import count_words, split_sentences
 from gradeloop_checkers.sentence_len import MAX_LISTED, sentence_len, sentences
+from gradeloop_checkers.sentence_len._segment import count_words, split_sentences
 
 GOLDEN = Path(__file__).parent.parent / "benchmarks" / "data" / "golden_rules_en.json"
 

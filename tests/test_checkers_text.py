@@ -53,7 +53,7 @@ def test_every_text_checker_is_registered_through_the_plugin(name: str) -> None:
 
 def test_annotated_option_constraints_reach_the_options_model() -> None:
     # Load-time checks below rely on gradeloop keeping Annotated metadata
-    # (typing.get_type_hints(..., include_extras=True) in gradeloop._checks).
+    # (typing.get_type_hints(..., include_extras=True) in gradeloop.grading._checks).
     rejected("regex", {"pattern": "("}, "pattern")
     load("regex", {"pattern": "(a)"})
 

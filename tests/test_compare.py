@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from gradeloop import CheckResult, Criterion, HistoryStore, Rubric, Verdict
-from gradeloop._compare import compare
-from gradeloop._jsonl import DraftItem, read_drafts
-from gradeloop._key_cost import CostLedger, key_shares
-from gradeloop._prompts import judge_user
-from gradeloop._registry import Registry
-from gradeloop._usage import CallRecord, Usage
 from gradeloop.cli import main
 from gradeloop.errors import InputError, JudgeError
+from gradeloop.grading._registry import Registry
+from gradeloop.migration._compare import compare
+from gradeloop.migration._jsonl import DraftItem, read_drafts
+from gradeloop.migration._key_cost import CostLedger, key_shares
+from gradeloop.models._prompts import judge_user
+from gradeloop.models._usage import CallRecord, Usage
 from tests.cli_helpers import EXAMPLE, gradeloop
 from tests.emulator import Emulator
 
@@ -67,7 +67,7 @@ def test_a_lone_judge_key_owns_the_whole_call() -> None:
 
 def test_a_keys_input_share_is_its_criteria_line_over_the_request() -> None:
     shares = key_shares([A, B], "task", "draft")
-    from gradeloop._prompts import judge_system
+    from gradeloop.models._prompts import judge_system
 
     total = len(judge_system([A, B])) + len(judge_user("task", "draft"))
     # removing a key removes its line and one newline from the <criteria> block

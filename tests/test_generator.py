@@ -6,7 +6,8 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from gradeloop._client import (
+from gradeloop.errors import ConfigError, NotAnAnswer
+from gradeloop.models._client import (
     DEFAULT_JUDGE_MODEL,
     DEFAULT_MODEL,
     LOCAL_SERVER_KEY,
@@ -15,8 +16,7 @@ from gradeloop._client import (
     make_client,
     model_configured,
 )
-from gradeloop._generator import AnthropicGenerator
-from gradeloop.errors import ConfigError, NotAnAnswer
+from gradeloop.models._generator import AnthropicGenerator
 from gradeloop.testing import refusal, text_reply, thinking_only, truncated
 from tests.emulator import Emulator, http_error
 

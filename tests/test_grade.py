@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 
 from gradeloop import CheckResult, Rubric, grade
-from gradeloop._registry import Registry
 from gradeloop.errors import JudgeError, JudgeRequiredError
+from gradeloop.grading._registry import Registry
 from tests.fakes import AllMet, FakeJudge, verdict
 
 

@@ -23,8 +23,8 @@ from gradeloop import (
     optimize,
     run_loop,
 )
-from gradeloop._registry import Registry
 from gradeloop.errors import ConfigError, InputError, JudgeError, JudgeRequiredError
+from gradeloop.grading._registry import Registry
 from gradeloop.graph import NODES, GraphState, build_graph, final_result
 from gradeloop.testing import text_reply, verdict_reply
 from tests.cli_helpers import ROOT

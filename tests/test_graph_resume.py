@@ -14,8 +14,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from gradeloop import HistoryStore, Rubric, Verdict
-from gradeloop._registry import Registry
 from gradeloop.errors import HistoryError, JudgeError
+from gradeloop.grading._registry import Registry
 from gradeloop.graph import build_graph, final_result
 from tests import graph_helpers
 from tests.cli_helpers import ROOT

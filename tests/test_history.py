@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from gradeloop import _history_sql
-from gradeloop._history import HistoryStore, LoopSummary, get_optimization_history
-from gradeloop._history_scrub import REDACTED, looks_secret, scrub_text
-from gradeloop._history_sql import retry_locked
-from gradeloop._history_stats import QUALITY_BASIS
-from gradeloop._paths import default_history_path
 from gradeloop.errors import HistoryError, LoopNotFoundError
+from gradeloop.history import _sql as _history_sql
+from gradeloop.history._paths import default_history_path
+from gradeloop.history._scrub import REDACTED, looks_secret, scrub_text
+from gradeloop.history._sql import retry_locked
+from gradeloop.history._stats import QUALITY_BASIS
+from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
 
 RUBRIC = {
     "criteria": [
@@ -234,7 +234,7 @@ def test_a_failed_judgement_never_reads_as_passed(store: HistoryStore) -> None:
 
 KILLED_WRITER = """
 import os, signal, sys
-from gradeloop._history import HistoryStore
+from gradeloop.history._store import HistoryStore
 store = HistoryStore(sys.argv[1])
 store.start_loop("killed", task="t", rubric={"criteria": []}, config={})
 for number, score in ((1, 7.0), (2, 6.0)):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gradeloop import Rubric
-from gradeloop._loop import optimize
-from gradeloop._registry import Registry
+from gradeloop.grading._registry import Registry
+from gradeloop.loop._run import optimize
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 KEYS = ("api_cited", "code_runs", "errors_named", "sentence_len", "no_invention")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gradeloop import _paths
-from gradeloop._paths import default_history_path, gradeloop_home, user_data_dir
+from gradeloop.history import _paths
+from gradeloop.history._paths import default_history_path, gradeloop_home, user_data_dir
 
 HOME = Path("/home/ada")
 
@@ -32,7 +32,7 @@ def test_gradeloop_home_unset_or_empty_uses_data_dir(
         monkeypatch.delenv("GRADELOOP_HOME")
     else:
         monkeypatch.setenv("GRADELOOP_HOME", value)
-    monkeypatch.setattr("gradeloop._paths.sys.platform", "linux")
+    monkeypatch.setattr("gradeloop.history._paths.sys.platform", "linux")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert gradeloop_home() == tmp_path / "xdg" / "gradeloop"
     assert default_history_path() == tmp_path / "xdg" / "gradeloop" / "history.db"

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from gradeloop import CheckResult, Rubric, RubricError, checker, get_checker, hookimpl
-from gradeloop._checks import run_checker
-from gradeloop._registry import Registry, unregister_checker
 from gradeloop.errors import CheckerConflictError, UnknownCheckerError
+from gradeloop.grading._checks import run_checker
+from gradeloop.grading._registry import Registry, unregister_checker
 from tests.plugin_dists import CLASHES, GOOD, IMPORT_FAILS, REGISTER_FAILS, make_dist
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from gradeloop import CheckResult, Criterion, Rubric, RubricError
-from gradeloop._registry import Registry
+from gradeloop.grading._registry import Registry
 
 
 def max_len(text: str, *, limit: int = 10, strict: bool = False) -> CheckResult:

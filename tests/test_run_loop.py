@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from gradeloop import Rubric, Verdict
-from gradeloop._loop import run_loop
-from gradeloop._registry import Registry
-from gradeloop._usage import CallRecord, Usage
 from gradeloop.errors import InputError, JudgeError
+from gradeloop.grading._registry import Registry
+from gradeloop.loop._run import run_loop
+from gradeloop.models._usage import CallRecord, Usage
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 HEADPHONES = {

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from gradeloop import CheckResult, HistoryStore, Rubric, grade, run_loop
-from gradeloop._history_sql import MIGRATIONS
-from gradeloop._registry import Registry
-from gradeloop._shadow import issues_about, judge_request, split_verdict
 from gradeloop.errors import JudgeError, JudgeRequiredError, RubricError
+from gradeloop.grading._registry import Registry
+from gradeloop.grading._shadow import issues_about, judge_request, split_verdict
+from gradeloop.history._sql import MIGRATIONS
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator
 from tests.fakes import FakeGenerator, FakeJudge, verdict

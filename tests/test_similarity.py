@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradeloop._similarity import DEFAULT_SIMILARITY, similar, similarity
+from gradeloop.loop._similarity import DEFAULT_SIMILARITY, similar, similarity
 
 TEXT = " ".join(f"word{i}" for i in range(400))
 

@@ -9,11 +9,11 @@ import anthropic
 import pytest
 from anthropic.types import Message
 
-from gradeloop._generator import AnthropicGenerator
-from gradeloop._judge import AnthropicJudge
-from gradeloop._rubric import Criterion
-from gradeloop._verdict import accepted
 from gradeloop.errors import JudgeError, NotAnAnswer
+from gradeloop.grading._rubric import Criterion
+from gradeloop.grading._verdict import accepted
+from gradeloop.models._generator import AnthropicGenerator
+from gradeloop.models._judge import AnthropicJudge
 from gradeloop.testing import (
     ScriptedClient,
     api_error,

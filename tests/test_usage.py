@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
-from gradeloop._usage import CallRecord, Metered, Usage
+from gradeloop.models._usage import CallRecord, Metered, Usage
 from gradeloop.testing import text_reply
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import anthropic
 import pytest
 
-from gradeloop._rubric import Criterion
-from gradeloop._verdict import Verdict, accepted
-from gradeloop._wire import WireError, extract_json, looks_like_json, wire_spec
+from gradeloop.grading._rubric import Criterion
+from gradeloop.grading._verdict import Verdict, accepted
+from gradeloop.models._wire import WireError, extract_json, looks_like_json, wire_spec
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator
 

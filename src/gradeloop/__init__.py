@@ -8,18 +8,6 @@ plugin) or by an LLM judge; both land in one ``criteria_met`` dict that
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from gradeloop._calibrate import CalibrationReport, KeyCalibration, calibrate
-from gradeloop._checks import CheckResult
-from gradeloop._compare import CompareReport, KeyComparison, compare
-from gradeloop._grade import CriterionResult, Evaluation, Judge, grade
-from gradeloop._history import HistoryStore, LoopSummary, get_optimization_history
-from gradeloop._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
-from gradeloop._loop import Generator, generator_task, optimize, run_loop
-from gradeloop._loop_result import Iteration, LoopResult
-from gradeloop._registry import Registry, checker, get_checker, hookimpl
-from gradeloop._rubric import Criterion, Rubric
-from gradeloop._shadow import ShadowResult, ShadowSide
-from gradeloop._verdict import Verdict, accepted, as_feedback
 from gradeloop.errors import (
     CheckerConflictError,
     CheckerError,
@@ -34,12 +22,24 @@ from gradeloop.errors import (
     RubricError,
     UnknownCheckerError,
 )
+from gradeloop.grading._checks import CheckResult
+from gradeloop.grading._grade import CriterionResult, Evaluation, Judge, grade
+from gradeloop.grading._registry import Registry, checker, get_checker, hookimpl
+from gradeloop.grading._rubric import Criterion, Rubric
+from gradeloop.grading._shadow import ShadowResult, ShadowSide
+from gradeloop.grading._verdict import Verdict, accepted, as_feedback
+from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
+from gradeloop.loop._result import Iteration, LoopResult
+from gradeloop.loop._run import Generator, generator_task, optimize, run_loop
+from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
+from gradeloop.migration._compare import CompareReport, KeyComparison, compare
+from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
 from gradeloop.tools import TOOL_DEFINITIONS, ToolRunner
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from gradeloop._anthropic import (
+    from gradeloop.models._anthropic import (
         DEFAULT_JUDGE_MODEL,
         DEFAULT_MODEL,
         AnthropicGenerator,
@@ -55,15 +55,15 @@ if TYPE_CHECKING:
 # to import; code-only grading, `gradeloop checkers` and plugin loading never
 # need it, so those names are imported on first use.
 _LAZY = {
-    "DEFAULT_JUDGE_MODEL": "gradeloop._anthropic",
-    "DEFAULT_MODEL": "gradeloop._anthropic",
-    "AnthropicGenerator": "gradeloop._anthropic",
-    "AnthropicJudge": "gradeloop._anthropic",
-    "CallRecord": "gradeloop._usage",
-    "Usage": "gradeloop._usage",
-    "first_text": "gradeloop._reply",
-    "make_client": "gradeloop._anthropic",
-    "model_configured": "gradeloop._anthropic",
+    "DEFAULT_JUDGE_MODEL": "gradeloop.models._anthropic",
+    "DEFAULT_MODEL": "gradeloop.models._anthropic",
+    "AnthropicGenerator": "gradeloop.models._anthropic",
+    "AnthropicJudge": "gradeloop.models._anthropic",
+    "CallRecord": "gradeloop.models._usage",
+    "Usage": "gradeloop.models._usage",
+    "first_text": "gradeloop.models._reply",
+    "make_client": "gradeloop.models._anthropic",
+    "model_configured": "gradeloop.models._anthropic",
 }
 
 

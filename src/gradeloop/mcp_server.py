@@ -82,7 +82,7 @@ def build_runner(
     """A runner from the arguments and the environment; no model when none is configured."""
     generator = judge = None
     if base_url or _configured():
-        from ._anthropic import AnthropicGenerator, AnthropicJudge, make_client
+        from .models._anthropic import AnthropicGenerator, AnthropicJudge, make_client
 
         client = make_client(base_url=base_url)
         generator = AnthropicGenerator(client, model=model)

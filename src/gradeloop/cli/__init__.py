@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .. import __version__
-from .._registry import reset_default_registry
 from ..errors import GradeloopError
+from ..grading._registry import reset_default_registry
 from . import _calibrate, _checkers, _compare, _grade, _history, _mcp, _optimize
 
 COMMANDS = (_grade, _optimize, _history, _checkers, _mcp, _compare, _calibrate)

@@ -10,11 +10,17 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from .._calibrate import MIN_LABELS, CalibrationReport, KeyCalibration, calibrate, needs_judge
-from .._compare import rubric_label
-from .._history import HistoryStore
-from .._jsonl import digest, read_labels
-from .._rubric import Rubric
+from ..grading._rubric import Rubric
+from ..history._store import HistoryStore
+from ..migration._calibrate import (
+    MIN_LABELS,
+    CalibrationReport,
+    KeyCalibration,
+    calibrate,
+    needs_judge,
+)
+from ..migration._compare import rubric_label
+from ..migration._jsonl import digest, read_labels
 from ._io import add_db_option, console, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
 

@@ -8,7 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from .._registry import default_registry
+from ..grading._registry import default_registry
 from ._io import console, print_json
 
 

@@ -10,12 +10,12 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from .._compare import CompareReport, KeyComparison, compare, side_names
-from .._history import HistoryStore
-from .._jsonl import DraftItem, read_drafts
-from .._rubric import Rubric
-from .._shadow import ShadowResult, ShadowSide, judge_request
 from ..errors import InputError
+from ..grading._rubric import Rubric
+from ..grading._shadow import ShadowResult, ShadowSide, judge_request
+from ..history._store import HistoryStore
+from ..migration._compare import CompareReport, KeyComparison, compare, side_names
+from ..migration._jsonl import DraftItem, read_drafts
 from ._io import add_db_option, console, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
 

@@ -8,9 +8,9 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from .._grade import Evaluation, grade
-from .._rubric import Rubric
-from .._shadow import ShadowResult, ShadowSide, judge_request
+from ..grading._grade import Evaluation, grade
+from ..grading._rubric import Rubric
+from ..grading._shadow import ShadowResult, ShadowSide, judge_request
 from ._io import console, print_json, read_task, read_text
 from ._models import add_model_options, build_judge, model_configured, require_model
 

@@ -10,8 +10,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from .._history import HistoryStore
 from ..errors import InputError
+from ..history._store import HistoryStore
 from ._io import add_db_option, console, print_json
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
-from .._files import read_utf8
 from ..errors import InputError
+from ..grading._files import read_utf8
 
 
 def read_text(path: str, what: str) -> str:

@@ -56,18 +56,18 @@ def require_model(
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from .._anthropic import make_client
+    from ..models._anthropic import make_client
 
     return make_client(base_url=getattr(args, "base_url", None))
 
 
 def build_judge(args: argparse.Namespace) -> Any:
-    from .._anthropic import AnthropicJudge
+    from ..models._anthropic import AnthropicJudge
 
     return AnthropicJudge(_client(args), model=args.judge_model, structured=args.structured)
 
 
 def build_generator(args: argparse.Namespace) -> Any:
-    from .._anthropic import AnthropicGenerator
+    from ..models._anthropic import AnthropicGenerator
 
     return AnthropicGenerator(_client(args), model=args.model)

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._history import HistoryStore
-from .._loop import run_loop
-from .._loop_result import Iteration, LoopResult
-from .._rubric import Rubric
-from .._shadow import judge_request
 from ..errors import ConfigError, InputError
+from ..grading._rubric import Rubric
+from ..grading._shadow import judge_request
+from ..history._store import HistoryStore
+from ..loop._result import Iteration, LoopResult
+from ..loop._run import run_loop
 from ._io import console, print_json, read_task
 from ._models import add_model_options, build_generator, build_judge, model_configured
 from ._optimize_graph import add_graph_options, uses_graph

@@ -20,14 +20,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .._history import HistoryStore
-from .._history_scrub import scrub_text
-from .._loop import new_id
-from .._paths import gradeloop_home
-from .._rubric import Rubric
-from .._shadow import judge_request
 from ..errors import ConfigError, GradeloopError, InputError
+from ..grading._rubric import Rubric
+from ..grading._shadow import judge_request
 from ..graph import build_graph, final_result, require_langgraph
+from ..history._paths import gradeloop_home
+from ..history._scrub import scrub_text
+from ..history._store import HistoryStore
+from ..loop._run import new_id
 from ._io import console, print_json, read_task
 from ._models import build_generator, build_judge, model_configured
 

@@ -1,0 +1,222 @@
+"""The ``code_runs`` checker: every Python sample in a draft is code its target can run.
+
+For each fenced block labelled ``python``, ``py``, ``python3`` or ``py3`` (also
+``{.python}`` and ``python title="..."``; ``~~~`` fences, longer fences, fences
+indented in list items or inside block quotes), the checker
+
+1. parses it once with ``ast.parse(feature_version=...)`` for the target version
+   (option ``python``, default ``"3.9"``);
+2. walks the tree once (:mod:`._scan`) for what that parse lets through
+   but the target cannot run, and for every import, including those inside
+   functions and dynamic ``importlib.import_module("x")`` / ``__import__("x")``;
+3. checks each import against the standard library **of the target version**
+   (``data/stdlib_modules.txt``) or option ``allow``. A submodule import counts as
+   its top-level package; relative imports fail; ``__future__`` is fine; a name
+   that a module gained or lost (``from typing import Self``) is checked against a
+   table of the common ones (``data/stdlib_names.txt``).
+
+It never imports or runs the draft's code, and never raises: whatever the text
+(NUL bytes, deep nesting, megabytes, unclosed fences), the answer is a
+``CheckResult``.
+
+Decisions worth knowing:
+
+* **No Python block.** With ``require_code = false`` (the default) a draft without
+  a Python block passes: there is no sample that could fail to run. Set
+  ``require_code = true`` when the task asks for code; then no block fails.
+  Unlabelled fences are not Python unless ``unlabeled = true``.
+* **A target newer than the interpreter running the check.** The running parser
+  cannot read syntax newer than itself. A block it parses is checked as usual
+  (newer Pythons accept what older ones do; the tables cover imports). A block it
+  cannot parse **fails**, with an issue that says the check was incomplete and to
+  run gradeloop on the target version: a parse that could not be done is never
+  turned into a pass.
+* **Version guards.** Imports inside ``try``/``except ImportError`` are optional,
+  ``if TYPE_CHECKING:`` bodies never run, and ``if sys.version_info >= (3, 11):``
+  branches are followed only where the target takes them.
+* **Issues** name the block (its number among the Python blocks and the draft line
+  of its fence), the draft line of the problem, and what to do, for example
+  ``Python block 2 (line 14): line 17 imports 'requests', which is not in the
+  Python 3.9 standard library; use urllib.request instead or add 'requests' to
+  allow``. At most 20 are listed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator
+
+from gradeloop import CheckResult
+
+from ..markdown._fences import Fence, fences
+from . import _scan
+from ._rules import import_problem
+from ._scan import Scan
+from ._source import BlockText
+from ._stdlib import RUNNING_MINOR, SUPPORTED, parse_version
+
+PythonVersion = Literal["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]
+"""A target version the standard-library tables describe."""
+
+PYTHON_LANGUAGES = frozenset({"python", "py", "python3", "py3"})
+MAX_ISSUES = 20
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _module_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    bad = [n for n in names if not _MODULE.fullmatch(n)]
+    if bad:
+        raise ValueError(
+            f"{bad[0]!r} is not a module name; list the names used in import statements "
+            "(for example 'yaml', not 'PyYAML'; 'sklearn', not 'scikit-learn')"
+        )
+    return names
+
+
+ModuleNames = Annotated[tuple[str, ...], AfterValidator(_module_names)]
+"""Importable module names such as ``"requests"`` or ``"google.protobuf"``."""
+
+
+def code_runs(
+    text: str,
+    *,
+    python: PythonVersion = "3.9",
+    allow: ModuleNames = (),
+    require_code: bool = False,
+    unlabeled: bool = False,
+) -> CheckResult:
+    """Every Python code block parses for ``python`` and imports only its standard library.
+
+    ``allow`` lists third-party modules the reader may import (matched on the
+    module name and everything under it: ``"requests"`` allows
+    ``requests.adapters``). ``require_code`` fails a draft with no Python block;
+    ``unlabeled`` also checks fences that name no language.
+    """
+    try:
+        return _check(text, python, allow, require_code, unlabeled)
+    except Exception as exc:  # the last line of defence: a checker never raises
+        return CheckResult(
+            passed=False,
+            issues=[
+                f"code_runs could not check this draft ({type(exc).__name__}: {exc}); "
+                "this is a bug in the checker"
+            ],
+        )
+
+
+def _check(
+    text: object, python: object, allow: object, require_code: bool, unlabeled: bool
+) -> CheckResult:
+    minor = parse_version(python) if isinstance(python, str) else None
+    if minor is None:
+        return CheckResult(
+            False,
+            [f"option python={python!r} is not supported; use one of " + ", ".join(SUPPORTED)],
+        )
+    if not isinstance(text, str):
+        return CheckResult(False, [f"expected the draft as text, got {type(text).__name__}"])
+    allowed = _allowed(allow)
+    blocks = [
+        f for f in fences(text) if f.language in PYTHON_LANGUAGES or (unlabeled and not f.language)
+    ]
+    if not blocks:
+        if require_code:
+            return CheckResult(
+                False,
+                [
+                    "the draft has no Python code block; add the code in "
+                    "a fence that starts with ```python"
+                ],
+            )
+        return CheckResult(True)
+    issues: list[str] = []
+    # One look at all the code decides, for most drafts, that no block needs its
+    # expressions walked; otherwise each block decides for itself.
+    code = "".join(b.source for b in blocks)
+    deep = None if _scan.needs_expressions(code, minor) else False
+    for number, block in enumerate(blocks, start=1):
+        issues.extend(check_block(number, block, minor, allowed, deep=deep))
+    if len(issues) > MAX_ISSUES:
+        rest = len(issues) - (MAX_ISSUES - 1)
+        issues = [*issues[: MAX_ISSUES - 1], f"... and {rest} more problems like these"]
+    return CheckResult(not issues, issues)
+
+
+def _allowed(allow: object) -> tuple[str, ...]:
+    """The usable entries of ``allow``, also when a caller bypassed validation."""
+    if isinstance(allow, str):
+        allow = (allow,)
+    if not isinstance(allow, list | tuple | set | frozenset):
+        return ()
+    return tuple(a.strip() for a in allow if isinstance(a, str) and a.strip())
+
+
+def check_block(
+    number: int, block: Fence, minor: int, allow: tuple[str, ...], *, deep: bool | None = None
+) -> list[str]:
+    """The issues of one Python block, each naming the block and the draft line.
+
+    ``deep`` is passed to :meth:`Scan.run`: None lets the block's text decide.
+    """
+    where = f"Python block {number} (line {block.line})"
+    if not block.source.strip():
+        return []
+    tree = _parse(block.source, minor)
+    if not isinstance(tree, ast.Module):
+        return [f"{where}: {_parse_message(tree, block, minor)}"]
+    scan = Scan(BlockText(block.source), minor)
+    scan.run(tree, deep=deep)
+    found = dict(scan.findings)
+    for imp in scan.imports:
+        problem = import_problem(imp, minor, allow)
+        if problem:
+            found[(imp.line, problem)] = None
+    return [f"{where}: line {block.line + n} {msg}" for n, msg in sorted(found)]
+
+
+def _parse(source: str, minor: int) -> ast.Module | BaseException:
+    """The block's tree, or the exception that stopped the parse."""
+    feature = (3, min(minor, RUNNING_MINOR))
+    try:
+        with warnings.catch_warnings():
+            # Invalid escapes and the like warn but still run; under -W error the
+            # parser would turn them into a SyntaxError.
+            warnings.simplefilter("ignore")
+            return ast.parse(source, feature_version=feature)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+        return exc
+
+
+def _parse_message(exc: BaseException, block: Fence, minor: int) -> str:
+    unclosed = (
+        ""
+        if block.closed
+        else f"; the fence on line {block.line} is never closed, so the block runs to the "
+        "end of the draft"
+    )
+    if isinstance(exc, RecursionError | MemoryError):
+        return f"is nested too deeply for Python to parse{unclosed}"
+    lineno = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    at = f"line {block.line + lineno} " if isinstance(lineno, int) and lineno > 0 else ""
+    reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    invalid_text = "null" in reason or isinstance(exc, UnicodeError)  # invalid in any version
+    if "null" in reason:
+        reason = "it contains a NUL character"
+    elif isinstance(exc, UnicodeError):
+        reason = "it contains a lone surrogate, which is not valid Unicode text"
+    if minor > RUNNING_MINOR and not invalid_text:
+        return (
+            f"{at}does not parse on Python 3.{RUNNING_MINOR}, which runs this check, and "
+            f"may use syntax new in the target Python 3.{minor} ({reason}); the block "
+            f"could not be checked: run the check on Python 3.{minor} or newer, or "
+            f'target python = "3.{RUNNING_MINOR}"{unclosed}'
+        )
+    return f"{at}does not parse as Python 3.{minor}: {reason}{unclosed}"
+
+
+CHECKERS: dict[str, Callable[..., Any]] = {"code_runs": code_runs}

@@ -1,0 +1,423 @@
+"""One walk over a parsed code block: what it imports, and what its target cannot run.
+
+``ast.parse(..., feature_version=...)`` rejects most syntax that is too new for the
+target, but not all of it, and nothing that parses yet fails when it runs. The walk
+adds what it misses (checked against real CPython 3.8-3.13 parsers):
+
+* syntax the old-version parse lets through: relaxed decorators, parenthesized
+  ``with`` items, unparenthesized walrus in sets, starred ``for`` targets (3.9);
+  unparenthesized walrus in an index (3.10); starred subscripts and ``*args: *Ts``
+  (3.11); the f-strings of PEP 701 when the checker runs on 3.12+ (3.12);
+* evaluated annotations: ``X | Y`` below 3.10 and ``list[int]`` below 3.9, unless
+  ``from __future__ import annotations`` makes every annotation lazy; local
+  variable annotations are never evaluated. Outside annotations, ``int | None`` and
+  ``list[int]`` built at run time fail the same way;
+* what ``compile`` rejects though ``ast.parse`` accepts: ``return``/``yield``
+  outside a function, ``await`` outside an async function, misplaced or unknown
+  ``__future__`` imports.
+
+The walk is iterative (no recursion), visits each node at most once, and only
+statements when :mod:`._prefilter` finds no sign of an expression rule. It
+skips what the target never runs (``if TYPE_CHECKING:`` bodies, decidable
+``sys.version_info`` tests); imports in a ``try`` that catches ``ImportError``
+are optional, their ``except`` branch is not.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from . import _rules as rules
+from ._prefilter import needs_expressions as needs_expressions
+from ._source import BlockText, fstring_problem, parenthesized_with
+from ._state import Import, ScanState
+from ._stdlib import RUNNING_MINOR, name_table
+
+FUNC, ASYNC, LOCAL, ANNOTATION, LAZY, GUARDED, FSTRING = 1, 2, 4, 8, 16, 32, 64
+
+# Fields that never hold a node worth visiting (operators and contexts are nodes,
+# but carry nothing). What is left of a node's fields holds nodes, lists or None.
+_SCALAR_FIELDS = frozenset(
+    {
+        "ctx",
+        "id",
+        "arg",
+        "attr",
+        "name",
+        "names",
+        "module",
+        "level",
+        "kind",
+        "op",
+        "ops",
+        "type_comment",
+        "conversion",
+        "simple",
+        "is_async",
+        "kwd_attrs",
+        "tag",
+        "rest",
+    }
+)
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.MatchSingleton: (), type(None): ()}
+_GUARDS = frozenset(
+    {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
+)
+_STATIC_TESTS = (ast.Name, ast.Attribute, ast.Compare)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_BODIES_OF: dict[type, tuple[str, ...]] = {}
+_KEYWORD = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        every: tuple[str, ...] = getattr(kind, "_fields", ())
+        fields = _FIELDS[kind] = tuple(f for f in every if f not in _SCALAR_FIELDS)
+    return fields
+
+
+class Scan(ScanState):
+    """Walk one block's tree for a target version ``3.<target>``.
+
+    After :meth:`run`, ``findings`` holds ``(line, text)`` pairs (``text`` reads
+    after "line N ") and ``imports`` every import met on the way.
+    """
+
+    def __init__(self, text: BlockText, target: int) -> None:
+        super().__init__(text, target)
+        self.lazy = False
+        self._names = name_table()
+        self._leading_future: set[int] = set()
+        self._fstrings = RUNNING_MINOR >= 12 and target < 12
+        self._frames: list[tuple[int, list[Any]]] = []
+        self._deep = True  # False: only statements are walked, expressions never pushed
+
+    # -- driving -----------------------------------------------------------------------
+
+    def run(self, tree: ast.Module, *, deep: bool | None = None) -> None:
+        """Walk ``tree`` once, then resolve the names it used.
+
+        Nodes wait in frames, one list per set of flags, so that a child under its
+        parent's flags costs one list append and no tuple. Names, constants,
+        attributes and calls, most of any tree, are decided inline; other node
+        types go to the handlers this target needs (:func:`handlers_for`). When
+        the block's text shows that no expression rule can fire, only statements
+        are visited; ``deep`` forces either walk (tests check they agree).
+        """
+        self._prelude(tree)
+        self._frames.append((0, list(tree.body)))
+        if deep is None:
+            deep = needs_expressions(self.text.source, self.target)
+        self._deep = deep
+        if deep:
+            self._walk_all()
+        else:
+            self._walk_statements()
+        rules.resolve_uses(self, self.uses)
+
+    def _walk_statements(self) -> None:
+        """Visit statements only: every import, scope, guard and ``return`` is one."""
+        frames, handlers = self._frames, statement_handlers_for(self.target)
+        while frames:
+            flags, stack = frames.pop()
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                handler = handlers.get(kind)
+                if handler is not None and handler(self, node, flags):
+                    continue
+                bodies = _BODIES_OF.get(kind)
+                if bodies is None:
+                    every = getattr(kind, "_fields", ())
+                    bodies = _BODIES_OF[kind] = tuple(f for f in _BODIES if f in every)
+                for name in bodies:
+                    value = getattr(node, name)
+                    if type(value) is list:
+                        stack.extend(value)
+
+    def _walk_all(self) -> None:
+        """Visit every node; the fast paths inline the commonest node types."""
+        frames = self._frames
+        handlers = handlers_for(self.target, self._fstrings)
+        fields_of, builtins, attrs = _FIELDS, self._names.builtins, self._names.attrs
+        calls, uses = _CALL_NAMES, self.uses
+        name_t, const_t, attr_t, call_t = ast.Name, ast.Constant, ast.Attribute, ast.Call
+        while frames:
+            flags, stack = frames.pop()
+            pop, push, extend = stack.pop, stack.append, stack.extend
+            quiet = flags & (LAZY | GUARDED)
+            while stack:
+                node = pop()
+                kind = type(node)
+                if kind is name_t:
+                    if node.id in builtins:
+                        self._name(node, flags)
+                    continue
+                if kind is const_t:
+                    continue
+                if kind is attr_t:
+                    if node.attr in attrs and not quiet:
+                        uses.append((node.lineno, "attr", node))
+                    push(node.value)
+                    continue
+                if kind is call_t:
+                    func = node.func
+                    called = func.id if type(func) is name_t else getattr(func, "attr", None)
+                    if called in calls and not flags & LAZY:
+                        rules.call(self, node, guarded=bool(flags & GUARDED))
+                else:
+                    handler = handlers.get(kind)
+                    if handler is not None and handler(self, node, flags):
+                        continue
+                names = fields_of.get(kind)
+                if names is None:
+                    names = _fields(kind)
+                for name in names:
+                    value = getattr(node, name)
+                    if type(value) is list:
+                        extend(value)  # may hold None (a dict's ** keys): skipped when popped
+                    elif value is not None:
+                        push(value)
+
+    def _prelude(self, tree: ast.Module) -> None:
+        """Note the leading ``from __future__`` imports; they decide annotation laziness."""
+        body = tree.body
+        start = 1 if body and rules.is_docstring(body[0]) else 0
+        for stmt in body[start:]:
+            if not (
+                isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__" and not stmt.level
+            ):
+                break
+            self._leading_future.add(id(stmt))
+            if any(a.name == "annotations" for a in stmt.names):
+                self.lazy = True
+
+    def _push(self, nodes: list[Any], flags: int) -> None:
+        """Walk ``nodes`` (None entries are skipped) under ``flags``.
+
+        The walk pops from the list it is given, so it gets a copy: the tree
+        itself stays whole for the messages that quote it.
+        """
+        if nodes:
+            self._frames.append((flags, nodes.copy()))
+
+    def _push_expressions(self, nodes: list[Any], flags: int) -> None:
+        """Like :meth:`_push`, for expressions: a statements-only walk skips them."""
+        if nodes and self._deep:
+            self._frames.append((flags, nodes.copy()))
+
+    # -- scopes ------------------------------------------------------------------------
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, flags: int) -> bool:
+        self.defined.add(node.name)
+        outer = flags & ~(ANNOTATION | LAZY)
+        if node.decorator_list:
+            self._decorators(node.decorator_list, outer)
+        args = node.args
+        vararg = args.vararg
+        if vararg is not None and type(vararg.annotation) is ast.Starred:
+            rules.needs(self, vararg, 11, "a starred annotation (*args: *Ts)")
+        if self._deep:
+            self._push_expressions(args.defaults + args.kw_defaults, outer)
+            kind = LAZY if self.lazy else ANNOTATION
+            self._push_expressions(rules.annotations_of(node), outer | kind)
+        inner = FUNC | LOCAL | (ASYNC if type(node) is ast.AsyncFunctionDef else 0)
+        self._push(node.body, inner)
+        return True
+
+    def _lambda(self, node: ast.Lambda, flags: int) -> bool:  # only met in a deep walk
+        self._push_expressions(node.args.defaults + node.args.kw_defaults, flags)
+        self._push_expressions([node.body], FUNC | LOCAL)
+        return True
+
+    def _class(self, node: ast.ClassDef, flags: int) -> bool:
+        self.defined.add(node.name)
+        if node.decorator_list:
+            self._decorators(node.decorator_list, flags)
+        self._push_expressions(node.bases + node.keywords, flags)
+        self._push(node.body, flags & GUARDED)  # a class body runs now, in its own scope
+        return True
+
+    def _decorators(self, decorators: list[ast.expr], flags: int) -> None:
+        if self.target < 9:
+            for d in decorators:
+                if not rules.is_plain_decorator(d):
+                    rules.needs(self, d, 9, f"an expression as a decorator ('@{rules.show(d)}')")
+        self._push_expressions(decorators, flags)
+
+    def _annassign(self, node: ast.AnnAssign, flags: int) -> bool:
+        self._push_expressions([node.target, node.value], flags)
+        evaluated = not (flags & LOCAL) and not self.lazy
+        self._push_expressions([node.annotation], flags | (ANNOTATION if evaluated else LAZY))
+        return True
+
+    # -- control flow ------------------------------------------------------------------
+
+    def _try(self, node: ast.Try, flags: int) -> bool:
+        guarded = any(rules.catches(h.type, _GUARDS) for h in node.handlers)
+        self._push(node.body, flags | GUARDED if guarded else flags)
+        self._push(node.handlers + node.orelse + node.finalbody, flags)
+        return True
+
+    def _if(self, node: ast.If, flags: int) -> bool:
+        test = node.test
+        if type(test) not in _STATIC_TESTS:
+            return False
+        live = rules.static_test(test, self.target)
+        if live is None:
+            return False
+        self._push(node.body if live else node.orelse, flags)
+        return True
+
+    def _outside(self, node: ast.AST, flags: int) -> bool:
+        if not flags & FUNC:
+            word = _KEYWORD[type(node)]
+            self.add(
+                rules.line(node),
+                f"has '{word}' outside a function, so Python cannot compile the block",
+            )
+        return False
+
+    def _await(self, node: ast.Await, flags: int) -> bool:
+        if not flags & ASYNC:
+            self.add(
+                rules.line(node),
+                "has 'await' outside an async function, so Python "
+                "cannot run the block as a script; put it in 'async def main()' and "
+                "call asyncio.run(main())",
+            )
+        return False
+
+    # -- imports -----------------------------------------------------------------------
+
+    def _import(self, node: ast.Import, flags: int) -> bool:
+        guarded = bool(flags & GUARDED)
+        for alias in node.names:
+            self.imports.append(Import(node.lineno, alias.name, 0, guarded))
+            top = alias.name.split(".", 1)[0]
+            self.bindings[alias.asname or top] = alias.name if alias.asname else top
+        return True
+
+    def _import_from(self, node: ast.ImportFrom, flags: int) -> bool:
+        module, guarded = node.module or "", bool(flags & GUARDED)
+        self.imports.append(Import(node.lineno, module, node.level, guarded))
+        if node.level:
+            return True
+        if module == "__future__":
+            rules.check_future(self, node, id(node) in self._leading_future)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}"
+            if not guarded and (module, alias.name) in self._names.spans:
+                rules.check_name(self, node.lineno, module, alias.name, "imports")
+        return True
+
+    # -- expressions -------------------------------------------------------------------
+
+    def _binop(self, node: ast.BinOp, flags: int) -> bool:
+        if type(node.op) is ast.BitOr and not flags & LAZY:
+            rules.union(self, node, annotation=bool(flags & ANNOTATION))
+        return False
+
+    def _subscript(self, node: ast.Subscript, flags: int) -> bool:
+        rules.subscript(self, node, runtime=not flags & LAZY)
+        return False
+
+    def _set(self, node: ast.Set | ast.SetComp, flags: int) -> bool:
+        elts = node.elts if isinstance(node, ast.Set) else [node.elt]
+        for e in elts:
+            if isinstance(e, ast.NamedExpr) and self.text.char_before(e) != "(":
+                rules.needs(self, e, 9, "an unparenthesized assignment expression in a set")
+        return False
+
+    def _for(self, node: ast.For | ast.AsyncFor, flags: int) -> bool:
+        it = node.iter
+        if (
+            isinstance(it, ast.Tuple)
+            and any(isinstance(e, ast.Starred) for e in it.elts)
+            and self.text.char_at(it) != "("
+        ):
+            rules.needs(self, it, 9, "unparenthesized starred items after 'for ... in'")
+        return False
+
+    def _with(self, node: ast.With | ast.AsyncWith, flags: int) -> bool:
+        if parenthesized_with(node, self.text):
+            rules.needs(self, node, 9, "parenthesized context managers")
+        return False
+
+    def _fstring(self, node: ast.JoinedStr, flags: int) -> bool:
+        if not flags & FSTRING:
+            problem = fstring_problem(self.text.segment(node))
+            if problem:
+                rules.needs(self, node, 12, problem)
+        self._push(node.values, flags | FSTRING)
+        return True
+
+    def _name(self, node: ast.Name, flags: int) -> None:
+        """A builtin that some versions lack: note where it is defined or used."""
+        if not isinstance(node.ctx, ast.Load):
+            self.defined.add(node.id)
+        elif not flags & (LAZY | GUARDED):
+            self.uses.append((node.lineno, "name", node))
+
+
+_HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
+    ast.FunctionDef: Scan._function,
+    ast.AsyncFunctionDef: Scan._function,
+    ast.Lambda: Scan._lambda,
+    ast.ClassDef: Scan._class,
+    ast.AnnAssign: Scan._annassign,
+    ast.Try: Scan._try,
+    ast.If: Scan._if,
+    ast.Return: Scan._outside,
+    ast.Yield: Scan._outside,
+    ast.YieldFrom: Scan._outside,
+    ast.Await: Scan._await,
+    ast.Import: Scan._import,
+    ast.ImportFrom: Scan._import_from,
+    ast.BinOp: Scan._binop,
+    ast.Subscript: Scan._subscript,
+    ast.Set: Scan._set,
+    ast.SetComp: Scan._set,
+    ast.For: Scan._for,
+    ast.AsyncFor: Scan._for,
+    ast.With: Scan._with,
+    ast.AsyncWith: Scan._with,
+    ast.JoinedStr: Scan._fstring,
+}
+_HANDLERS[ast.TryStar] = Scan._try  # 3.11+, the project's floor
+
+# Node types whose rules apply only below some target version (or only where the
+# running tokenizer can see inside f-strings): left out of the walk above it.
+_ONLY_BELOW: dict[type, int] = {
+    ast.BinOp: 10,
+    ast.Subscript: 11,
+    ast.Set: 9,
+    ast.SetComp: 9,
+    ast.For: 9,
+    ast.AsyncFor: 9,
+    ast.With: 9,
+    ast.AsyncWith: 9,
+}
+_CALL_NAMES = frozenset({*name_table().calls, "__import__", "import_module"})
+
+
+@functools.cache
+def handlers_for(target: int, fstrings: bool) -> dict[type, Callable[[Scan, Any, int], bool]]:
+    """The handlers a walk for target ``3.<target>`` needs; the rest cost nothing."""
+    return {
+        kind: handler
+        for kind, handler in _HANDLERS.items()
+        if target < _ONLY_BELOW.get(kind, 99) and (kind is not ast.JoinedStr or fstrings)
+    }
+
+
+@functools.cache
+def statement_handlers_for(target: int) -> dict[type, Callable[[Scan, Any, int], bool]]:
+    """The statement handlers of :func:`handlers_for`, for a statements-only walk."""
+    return {k: h for k, h in handlers_for(target, False).items() if issubclass(k, ast.stmt)}

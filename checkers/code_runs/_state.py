@@ -1,0 +1,44 @@
+"""What a walk over one code block knows: the block, its target, and what it found.
+
+:class:`~._scan.Scan` drives the walk and :mod:`._rules` decides findings; both read
+and write this state, so it lives apart from either (the rules need no import of the
+walker).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ._source import BlockText
+
+
+class Import(NamedTuple):
+    """One module a block imports: ``level`` > 0 for relative imports.
+
+    ``guarded`` imports sit in a ``try`` whose ``except`` catches ``ImportError``:
+    the block runs without them.
+    """
+
+    line: int
+    module: str
+    level: int
+    guarded: bool
+
+
+class ScanState:
+    """The findings, imports and name bindings of one walk for target ``3.<target>``."""
+
+    def __init__(self, text: BlockText, target: int) -> None:
+        self.text = text
+        self.target = target
+        self.version = f"Python 3.{target}"
+        self.findings: dict[tuple[int, str], None] = {}
+        self.imports: list[Import] = []
+        self.bindings: dict[str, str] = {}
+        self.defined: set[str] = set()
+        self.uses: list[tuple[int, str, Any]] = []  # names to resolve once bindings are known
+        self.unions_seen: set[int] = set()
+
+    def add(self, line: int, text: str) -> None:
+        """Record a finding on block line ``line``."""
+        self.findings[(line, text)] = None

@@ -1,0 +1,430 @@
+"""grade(): run the checkers, ask the judge about the rest, merge into one verdict."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import ValidationError
+
+from ..errors import GradeloopError, JudgeError, JudgeRequiredError
+from ._checks import run_checker
+from ._registry import Registry, default_registry
+from ._rubric import Criterion, Rubric
+from ._shadow import (
+    ShadowResult,
+    ShadowSide,
+    ShadowStatus,
+    issues_about,
+    judge_copy,
+    judge_request,
+    run_shadow_checker,
+    split_verdict,
+)
+from ._verdict import Verdict, accepted
+
+Source = Literal["code", "judge"]
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that can judge a draft against criteria."""
+
+    def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict: ...
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    """How one criterion came out for one draft.
+
+    ``score`` is on 0-10 (pass/fail criteria score 10 or 0); ``passed`` is whether
+    the key is met; ``checked`` is False only for judge keys skipped in code-only
+    grading, which are never met.
+    """
+
+    key: str
+    weight: float
+    score: float
+    passed: bool
+    source: Source
+    filled_by: str
+    issues: tuple[str, ...] = ()
+    feedback: str | None = None
+    checked: bool = True
+
+    @property
+    def name(self) -> str:
+        """The criterion's key (the seed's JSON calls it ``name``)."""
+        return self.key
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.key,
+            "weight": self.weight,
+            "score": _round(self.score),
+            "passed": self.passed,
+        }
+        if self.feedback:
+            out["feedback"] = self.feedback
+        return out
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The merged result of grading one draft against a rubric.
+
+    ``verdict`` holds every rubric key in ``criteria_met``; ``accepted`` is
+    :func:`gradeloop.accepted` over it; ``overall_score`` is the weighted mean of
+    the per-criterion scores, on 0-10. ``shadows`` holds what each shadowed key's
+    shadow source said (recorded only: it never changes the verdict).
+    """
+
+    verdict: Verdict
+    accepted: bool
+    criteria: tuple[CriterionResult, ...]
+    overall_score: float
+    output_id: str = ""
+    improvement_from_previous: float | None = None
+    judge_called: bool = False
+    shadows: tuple[ShadowResult, ...] = ()
+
+    @property
+    def disagreements(self) -> tuple[ShadowResult, ...]:
+        """The shadowed keys whose shadow reached the other answer."""
+        return tuple(s for s in self.shadows if s.agree is False)
+
+    @property
+    def failed_keys(self) -> tuple[str, ...]:
+        return tuple(c.key for c in self.criteria if not c.passed)
+
+    @property
+    def not_checked(self) -> tuple[str, ...]:
+        return tuple(c.key for c in self.criteria if not c.checked)
+
+    @property
+    def issues(self) -> list[str]:
+        return list(self.verdict.issues)
+
+    def __getitem__(self, key: str) -> CriterionResult:
+        for c in self.criteria:
+            if c.key == key:
+                return c
+        raise KeyError(key)
+
+    def with_ids(
+        self, output_id: str, improvement_from_previous: float | None = None
+    ) -> Evaluation:
+        shadows = tuple(replace(s, output_id=output_id) for s in self.shadows)
+        return replace(
+            self,
+            output_id=output_id,
+            improvement_from_previous=improvement_from_previous,
+            shadows=shadows,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Seed 003's evaluation JSON, as a JSON-ready dict."""
+        out: dict[str, Any] = {
+            "output_id": self.output_id,
+            "criteria": [c.to_json() for c in self.criteria],
+            "overall_score": _round(self.overall_score),
+            "passed": self.accepted,
+        }
+        if self.improvement_from_previous is not None:
+            out["improvement_from_previous"] = _round(self.improvement_from_previous)
+        if self.shadows:
+            out["shadows"] = [s.to_json() for s in self.shadows]
+        return out
+
+
+def _round(x: float) -> float:
+    return round(x, 2)
+
+
+def grade(
+    draft: str,
+    rubric: Rubric | Mapping[str, Any],
+    *,
+    task: str = "",
+    judge: Judge | None = None,
+    skip_judge: bool = False,
+    registry: Registry | None = None,
+) -> Evaluation:
+    """Grade ``draft`` against ``rubric``.
+
+    Code-filled keys run their checkers first; the judge is asked once, about the
+    remaining keys only, and only if there are any. ``skip_judge=True`` grades the
+    code keys alone and marks the judge keys *not checked* (never met).
+
+    Shadowed keys (``shadow = ...`` in the rubric) also run their shadow source;
+    what it said is in ``Evaluation.shadows`` and never changes the verdict. A
+    code key shadowed by the judge joins the same single judge request.
+
+    Raises :class:`~gradeloop.errors.JudgeRequiredError` when judge keys exist and
+    no judge was given, and :class:`~gradeloop.errors.JudgeError` when the judge
+    fails; a judge failure is never turned into a pass.
+    """
+    if not isinstance(rubric, Rubric):
+        rubric = Rubric.from_dict(rubric, registry=registry)
+    reg = registry or default_registry()
+    judge_criteria = rubric.judge_criteria
+    if judge_criteria and judge is None and not skip_judge:
+        raise JudgeRequiredError([c.key for c in judge_criteria])
+
+    results: dict[str, CriterionResult] = {}
+    for c in rubric.code_criteria:
+        assert c.checker is not None
+        results[c.key] = _from_check(c, reg, draft)
+
+    asked = judge_request(rubric) if judge is not None and not skip_judge else ()
+    answer = _JudgeAnswer()
+    if asked:
+        assert judge is not None
+        answer = _ask_judge(judge, task, draft, asked, rubric)
+        if answer.own is not None:
+            for c in judge_criteria:
+                results[c.key] = _from_judge(c, answer.own)
+    elif judge_criteria:
+        for c in judge_criteria:
+            results[c.key] = CriterionResult(
+                key=c.key,
+                weight=c.weight,
+                score=0.0,
+                passed=False,
+                source="judge",
+                filled_by="judge",
+                issues=("not checked: filled by the judge",),
+                checked=False,
+            )
+    evaluation = merge(rubric, results, answer.own if judge_criteria else None)
+    shadows = _shadow_results(rubric, reg, draft, results, answer, ran_judge=bool(asked))
+    return replace(evaluation, shadows=shadows, judge_called=evaluation.judge_called or bool(asked))
+
+
+@dataclass(frozen=True)
+class _JudgeAnswer:
+    """The judge's whole verdict, its verdict on its own keys, and shadow-key issues."""
+
+    full: Verdict | None = None
+    own: Verdict | None = None
+    shadow_issues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _ask_judge(
+    judge: Judge, task: str, draft: str, asked: Sequence[Criterion], rubric: Rubric
+) -> _JudgeAnswer:
+    """One judge call for its own keys and its shadow keys together."""
+    try:
+        full = call_judge(judge, task, draft, asked)
+    except JudgeError as exc:
+        if rubric.judge_criteria:
+            raise  # the judge decides keys: its failure is the grade's failure
+        return _JudgeAnswer(error=f"{exc.reason}: {exc}")  # only shadows were lost
+    own, shadow_issues = split_verdict(full, rubric.judge_keys, rubric.judge_shadow_keys)
+    return _JudgeAnswer(full, own, shadow_issues)
+
+
+def _shadow_results(
+    rubric: Rubric,
+    reg: Registry,
+    draft: str,
+    results: Mapping[str, CriterionResult],
+    answer: _JudgeAnswer,
+    *,
+    ran_judge: bool,
+) -> tuple[ShadowResult, ...]:
+    out = []
+    for c in rubric.shadowed:
+        primary = results[c.key]
+        issues = primary.issues
+        if primary.source == "judge" and answer.full is not None:
+            issues = issues_about(answer.full.issues, c.key) + issues
+        first = ShadowSide(
+            primary.source,
+            primary.filled_by,
+            primary.passed if primary.checked else None,
+            primary.score,
+            issues,
+        )
+        reasoning = answer.full.reasoning if answer.full is not None else None
+        if c.shadow_source == "judge":
+            side, error = _judge_side(c, answer, ran_judge)
+        else:
+            checked = run_shadow_checker(c, reg, draft)
+            side, error = (checked, None) if isinstance(checked, ShadowSide) else (None, checked)
+            if primary.source == "code":
+                reasoning = None  # the judge was not on either side of this key
+        if side is None:
+            status: ShadowStatus = "skipped" if not ran_judge and error is None else "failed"
+            side = ShadowSide(
+                "judge" if c.shadow_source == "judge" else "code", c.shadow or "", None
+            )
+            error = error or "no judge was run (none given, or code-only grading)"
+        elif not primary.checked:
+            status, error = "skipped", "the primary source (the judge) was not run"
+        else:
+            status = "ok"
+        out.append(ShadowResult(c.key, c.scale, first, side, status, error, reasoning))
+    return tuple(out)
+
+
+def _judge_side(
+    c: Criterion, answer: _JudgeAnswer, ran_judge: bool
+) -> tuple[ShadowSide | None, str | None]:
+    if not ran_judge:
+        return None, None
+    if answer.full is None:
+        return None, answer.error
+    gave = answer.full.scores if c.scale == "score" else answer.full.criteria_met
+    if c.key not in gave:
+        return None, f"the judge gave no verdict on {c.key!r}"
+    r = _from_judge(judge_copy(c), answer.full)
+    issues = tuple(answer.shadow_issues.get(c.key, ())) + r.issues
+    return ShadowSide("judge", "judge", r.passed, r.score, issues), None
+
+
+def call_judge(judge: Judge, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+    """Ask the judge; turn anything that is not a Verdict into a JudgeError."""
+    try:
+        raw: Any = judge.evaluate(task, draft, criteria)
+    except GradeloopError as exc:
+        if isinstance(exc, JudgeError):
+            raise
+        raise JudgeError(f"the judge failed: {exc}", reason="api_error") from exc
+    except Exception as exc:
+        raise JudgeError(
+            f"the judge raised {type(exc).__name__}: {exc}", reason="api_error"
+        ) from exc
+    if isinstance(raw, Verdict):
+        return raw
+    try:
+        return Verdict.model_validate(raw)
+    except ValidationError as exc:
+        raise JudgeError(
+            f"the judge returned {type(raw).__name__}, not a valid Verdict: "
+            f"{exc.errors()[0]['msg']}",
+            reason="invalid",
+        ) from None
+
+
+def _from_check(c: Criterion, reg: Registry, draft: str) -> CriterionResult:
+    assert c.checker is not None
+    try:
+        info = reg.info(c.checker)
+    except GradeloopError as exc:  # registry changed since the rubric loaded
+        return CriterionResult(c.key, c.weight, 0.0, False, "code", c.checker, (str(exc),))
+    result = run_checker(info, draft, c.options)
+    if c.scale == "score":
+        score = result.score if result.score is not None else (10.0 if result.passed else 0.0)
+        met = result.passed and score >= c.pass_threshold
+    else:
+        score = 10.0 if result.passed else 0.0
+        met = result.passed
+    issues = tuple(result.issues)
+    if not met and not issues:
+        issues = (f"does not meet: {c.description}",)
+    return CriterionResult(
+        key=c.key,
+        weight=c.weight,
+        score=float(score),
+        passed=met,
+        source="code",
+        filled_by=c.checker,
+        issues=issues,
+        feedback="; ".join(issues) or None,
+    )
+
+
+def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
+    fb = v.feedback.get(c.key) or None
+    if c.scale == "score":
+        raw = v.scores.get(c.key)
+        if raw is None or not math.isfinite(raw):
+            return CriterionResult(
+                c.key,
+                c.weight,
+                0.0,
+                False,
+                "judge",
+                "judge",
+                (f"the judge gave no score for {c.key!r}",),
+                fb,
+            )
+        score = min(10.0, max(1.0, float(raw)))  # bounds are not enforced on the wire
+        met = score >= c.pass_threshold  # decided here, never by the judge's boolean
+        issues = () if met else (f"scored {score:g}, needs {c.pass_threshold:g}",)
+        return CriterionResult(c.key, c.weight, score, met, "judge", "judge", issues, fb)
+    claim = v.criteria_met.get(c.key)
+    if claim is None:
+        return CriterionResult(
+            c.key,
+            c.weight,
+            0.0,
+            False,
+            "judge",
+            "judge",
+            (f"the judge gave no verdict on {c.key!r}",),
+            fb,
+        )
+    met = claim is True
+    return CriterionResult(c.key, c.weight, 10.0 if met else 0.0, met, "judge", "judge", (), fb)
+
+
+def overall(results: Sequence[CriterionResult]) -> float:
+    """The weighted mean of the criterion scores, on 0-10."""
+    total = sum(r.weight for r in results)
+    if total <= 0:
+        return 0.0
+    return sum(r.weight * r.score for r in results) / total
+
+
+def merge(
+    rubric: Rubric, results: Mapping[str, CriterionResult], verdict: Verdict | None
+) -> Evaluation:
+    """Merge per-key results (and the judge's verdict) into one Evaluation."""
+    ordered = tuple(
+        results.get(c.key)
+        or CriterionResult(
+            c.key, c.weight, 0.0, False, c.source, c.filled_by, ("no one filled this criterion",)
+        )
+        for c in rubric
+    )
+    score = overall(ordered)
+    issues: list[str] = []
+    for r in ordered:
+        if r.source == "code" or not r.checked:
+            issues.extend(f"{r.key}: {i}" for i in r.issues)
+    if verdict is not None:
+        issues.extend(verdict.issues)
+        issues.extend(f"{r.key}: {i}" for r in ordered if r.source == "judge" for i in r.issues)
+    below = rubric.pass_score is not None and score < rubric.pass_score
+    if below:
+        issues.append(
+            f"overall score {score:.2f} is below the rubric's pass_score {rubric.pass_score:g}"
+        )
+    claim = verdict.passed if verdict is not None else True
+    merged = Verdict(
+        reasoning=verdict.reasoning if verdict is not None else "Every key was graded in code.",
+        criteria_met={r.key: r.passed for r in ordered},
+        passed=bool(claim and all(r.passed for r in ordered) and not below),
+        issues=_dedupe(issues),
+        scores={r.key: r.score for r in ordered if rubric[r.key].scale == "score"},
+        feedback={r.key: r.feedback for r in ordered if r.feedback},
+    )
+    return Evaluation(
+        verdict=merged,
+        accepted=accepted(merged, rubric.keys),
+        criteria=ordered,
+        overall_score=score,
+        judge_called=verdict is not None,
+    )
+
+
+def _dedupe(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i.strip()))
+
+
+__all__ = ["CriterionResult", "Evaluation", "Judge", "call_judge", "grade", "merge", "overall"]

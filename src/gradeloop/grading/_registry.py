@@ -1,0 +1,285 @@
+"""The checker registry: pluggy plugins, entry points, and in-process checkers.
+
+Loading is lazy (nothing is imported until a checker is first needed) and
+idempotent. A plugin that fails to import or to register is recorded in
+``Registry.failures`` by name and the rest keep working.
+
+Environment:
+
+``GRADELOOP_DISABLE_PLUGIN_AUTOLOAD=1``
+    load no entry-point plugins except those named in ``GRADELOOP_PLUGINS``.
+``GRADELOOP_PLUGINS=a,b``
+    with autoload disabled, the entry-point plugins to load anyway
+    (the built-in checkers are the plugin ``builtin``).
+``GRADELOOP_BLOCK_PLUGINS=a,b``
+    never load these entry-point plugins.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from importlib import metadata
+
+import pluggy
+
+from .. import hookspecs
+from ..errors import CheckerConflictError, UnknownCheckerError
+from ._checks import CheckerFn, CheckerInfo, options_model_for
+
+ENTRY_POINT_GROUP = "gradeloop"
+IN_PROCESS = "<in-process>"
+
+hookimpl = pluggy.HookimplMarker("gradeloop")
+"""Marker for plugin hook implementations: ``@hookimpl def register_checkers(register): ...``"""
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A plugin that could not be loaded or could not register its checkers."""
+
+    plugin: str
+    distribution: str | None
+    error: str
+
+
+def _env_list(name: str) -> set[str]:
+    return {part.strip() for part in os.environ.get(name, "").split(",") if part.strip()}
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class Registry:
+    """Checkers by name, gathered from plugins.
+
+    Most code uses the process-wide default (:func:`default_registry`). Tests and
+    embedders can build their own: ``Registry(autoload=False)`` starts empty.
+    """
+
+    def __init__(
+        self,
+        *,
+        autoload: bool | None = None,
+        allow: Iterable[str] | None = None,
+        block: Iterable[str] | None = None,
+    ) -> None:
+        self._autoload = autoload
+        self._allow = set(allow) if allow is not None else None
+        self._block = set(block) if block is not None else None
+        self._checkers: dict[str, CheckerInfo] = {}
+        self._conflicts: dict[str, list[str]] = {}
+        self._failures: list[PluginFailure] = []
+        self._plugins: dict[str, str | None] = {}  # plugin name -> distribution
+        self._pm = pluggy.PluginManager("gradeloop")
+        self._pm.add_hookspecs(hookspecs)
+        self._loaded = False
+        self._lock = threading.RLock()
+
+    # -- loading -----------------------------------------------------------------
+
+    def load(self) -> None:
+        """Load entry-point plugins and collect their checkers (once)."""
+        with self._lock:
+            if self._loaded:
+                return
+            self._loaded = True
+            autoload = (
+                self._autoload
+                if self._autoload is not None
+                else not _env_flag("GRADELOOP_DISABLE_PLUGIN_AUTOLOAD")
+            )
+            allow = self._allow if self._allow is not None else _env_list("GRADELOOP_PLUGINS")
+            block = self._block if self._block is not None else _env_list("GRADELOOP_BLOCK_PLUGINS")
+            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                if ep.name in block or (not autoload and ep.name not in allow):
+                    continue
+                self._load_entry_point(ep)
+
+    def _load_entry_point(self, ep: metadata.EntryPoint) -> None:
+        dist = ep.dist.name if ep.dist is not None else None
+        if ep.name in self._plugins:  # the same distribution seen twice on sys.path
+            return
+        try:
+            plugin = ep.load()
+            self._pm.register(plugin, name=ep.name)
+        except Exception as exc:
+            self._failures.append(PluginFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+            return
+        self._plugins[ep.name] = dist
+        self._collect(ep.name, plugin, dist)
+
+    def register_plugin(self, plugin: object, name: str | None = None) -> None:
+        """Register a plugin object (module or instance) in-process and collect its checkers."""
+        with self._lock:
+            self.load()
+            plugin_name = self._pm.register(plugin, name=name)
+            if plugin_name is None:  # blocked in pluggy
+                return
+            self._plugins[plugin_name] = None
+            self._collect(plugin_name, plugin, None)
+
+    def _collect(self, plugin_name: str, plugin: object, dist: str | None) -> None:
+        """Call one plugin's ``register_checkers`` so failures are its own."""
+        impls = [
+            impl
+            for impl in self._pm.hook.register_checkers.get_hookimpls()
+            if impl.plugin is plugin
+        ]
+        for impl in impls:
+
+            def register(name: str, fn: CheckerFn, description: str | None = None) -> None:
+                self._add(name, fn, plugin_name, dist, description)
+
+            try:
+                impl.function(**{arg: register for arg in impl.argnames})
+            except Exception as exc:
+                self._failures.append(
+                    PluginFailure(plugin_name, dist, f"{type(exc).__name__}: {exc}")
+                )
+
+    def _add(
+        self,
+        name: str,
+        fn: CheckerFn,
+        plugin: str,
+        dist: str | None,
+        description: str | None,
+    ) -> None:
+        if not isinstance(name, str) or not name or name == "judge":
+            raise ValueError(f"invalid checker name {name!r} (and 'judge' is reserved)")
+        if not callable(fn):
+            raise TypeError(f"checker {name!r} is not callable")
+        existing = self._checkers.get(name)
+        if existing is not None:
+            if existing.fn is fn:
+                return
+            self._conflicts.setdefault(name, [existing.plugin]).append(plugin)
+            return
+        if description is None:
+            lines = (fn.__doc__ or "").strip().splitlines()
+            description = lines[0] if lines else ""
+        self._checkers[name] = CheckerInfo(
+            name=name,
+            fn=fn,
+            plugin=plugin,
+            distribution=dist,
+            description=description,
+            options_model=options_model_for(name, fn),
+        )
+
+    @property
+    def failures(self) -> list[PluginFailure]:
+        """Plugins that failed to import or to register, after loading."""
+        self.load()
+        return list(self._failures)
+
+    @property
+    def plugins(self) -> dict[str, str | None]:
+        """Loaded plugins: name -> distribution (None for in-process plugins)."""
+        self.load()
+        return dict(self._plugins)
+
+    # -- lookup ------------------------------------------------------------------
+
+    def add(self, name: str, fn: CheckerFn, description: str | None = None) -> None:
+        """Register ``fn`` in-process. Raises if another function owns ``name``."""
+        with self._lock:
+            self.load()
+            existing = self._checkers.get(name)
+            if existing is not None and existing.fn is not fn:
+                if (
+                    getattr(existing.fn, "__qualname__", None)
+                    == getattr(fn, "__qualname__", object())
+                    and existing.fn.__module__ == fn.__module__
+                ):
+                    # the same definition run again (a module re-executed): replace it
+                    del self._checkers[name]
+                else:
+                    raise CheckerConflictError(name, [existing.plugin, IN_PROCESS])
+            self._add(name, fn, IN_PROCESS, None, description)
+
+    def info(self, name: str) -> CheckerInfo:
+        """The registered checker ``name``, or an error listing what is registered."""
+        self.load()
+        if name in self._conflicts:
+            raise CheckerConflictError(name, self._conflicts[name])
+        try:
+            return self._checkers[name]
+        except KeyError:
+            raise UnknownCheckerError(name, self._checkers) from None
+
+    def get(self, name: str) -> CheckerFn:
+        return self.info(name).fn
+
+    def __contains__(self, name: object) -> bool:
+        self.load()
+        return name in self._checkers and name not in self._conflicts
+
+    def __iter__(self) -> Iterator[CheckerInfo]:
+        self.load()
+        return iter(sorted(self._checkers.values(), key=lambda c: c.name))
+
+    def names(self) -> list[str]:
+        return [c.name for c in self]
+
+    @property
+    def conflicts(self) -> dict[str, list[str]]:
+        self.load()
+        return {k: list(v) for k, v in self._conflicts.items()}
+
+
+_default: Registry | None = None
+_default_lock = threading.Lock()
+
+
+def default_registry() -> Registry:
+    """The process-wide registry, created (not loaded) on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Registry()
+        return _default
+
+
+def reset_default_registry() -> None:
+    """Forget the process-wide registry, so the environment is read again."""
+    global _default
+    with _default_lock:
+        _default = None
+
+
+def get_checker(name: str) -> CheckerFn:
+    """The checker registered as ``name``.
+
+    Raises :class:`~gradeloop.errors.UnknownCheckerError` listing the registered
+    names when there is none.
+    """
+    return default_registry().get(name)
+
+
+def checker(name: str, *, description: str | None = None) -> Callable[[CheckerFn], CheckerFn]:
+    """Register the decorated function as a checker, in this process.
+
+    >>> @checker("no_exclamations")
+    ... def no_exclamations(text: str) -> bool:
+    ...     return "!" not in text
+    """
+
+    def decorate(fn: CheckerFn) -> CheckerFn:
+        default_registry().add(name, fn, description)
+        return fn
+
+    return decorate
+
+
+def unregister_checker(name: str) -> None:
+    """Remove an in-process checker (for tests and notebooks)."""
+    registry = default_registry()
+    with registry._lock:
+        info = registry._checkers.get(name)
+        if info is not None and info.plugin == IN_PROCESS:
+            del registry._checkers[name]

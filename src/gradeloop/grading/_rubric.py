@@ -1,0 +1,446 @@
+"""Rubrics: named criteria, each filled by a code checker or by the judge."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, overload
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from ..errors import CheckerConflictError, RubricError, UnknownCheckerError
+from ._registry import Registry, default_registry
+
+JUDGE = "judge"
+KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+Scale = Literal["pass_fail", "score"]
+
+
+class Criterion(BaseModel):
+    """One named criterion of a rubric.
+
+    ``checker`` names a registered checker; absent (or ``"judge"``) means the LLM
+    judge fills the key. ``scale="score"`` asks for a 1-10 score, met when
+    ``score >= threshold``; pass/fail criteria count 10 or 0 in the overall score.
+
+    ``shadow`` names a second source that is run and recorded but never decides
+    the key: ``"judge"`` for a code-filled key, or a checker name (with
+    ``shadow_options``) for any key. It is how a key is moved between the judge
+    and code with evidence: see ``docs/migrating-a-criterion.md``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str
+    description: str
+    checker: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    scale: Scale = "pass_fail"
+    weight: float = 1.0
+    threshold: float | None = None
+    shadow: str | None = None
+    shadow_options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("key")
+    @classmethod
+    def _key_shape(cls, v: str) -> str:
+        if not KEY_PATTERN.match(v):
+            raise ValueError(
+                "a key is 1-64 letters, digits, '_' or '-', starting with a letter or '_'"
+            )
+        return v
+
+    @field_validator("description")
+    @classmethod
+    def _description_present(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the description is empty; say what the criterion requires")
+        return v.strip()
+
+    @field_validator("checker")
+    @classmethod
+    def _judge_is_none(cls, v: str | None) -> str | None:
+        return None if v in (None, JUDGE) else v
+
+    @field_validator("weight")
+    @classmethod
+    def _weight_ok(cls, v: float) -> float:
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"weight must be a number >= 0, not {v}")
+        return v
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold_ok(cls, v: float | None) -> float | None:
+        if v is not None and not (math.isfinite(v) and 1 <= v <= 10):
+            raise ValueError(f"threshold must be between 1 and 10, not {v}")
+        return v
+
+    @field_validator("shadow")
+    @classmethod
+    def _shadow_named(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError('name the shadow: "judge" or a registered checker')
+        return None if v is None else v.strip()
+
+    @model_validator(mode="after")
+    def _threshold_needs_score(self) -> Criterion:
+        if self.threshold is not None and self.scale != "score":
+            raise ValueError(
+                '\'threshold\' applies only to scale = "score"; remove it or add scale = "score"'
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _shadow_differs(self) -> Criterion:
+        if self.shadow == JUDGE and self.checker is None:
+            raise ValueError(
+                'the judge already fills this key, so shadow = "judge" would '
+                "compare it with itself; shadow it with a checker instead"
+            )
+        if self.shadow_options and self.shadow in (None, JUDGE):
+            raise ValueError(
+                "'shadow_options' are for a shadow checker; name one with "
+                'shadow = "<checker>" or remove them'
+            )
+        return self
+
+    @property
+    def source(self) -> Literal["code", "judge"]:
+        """``"code"`` when a checker fills the key, ``"judge"`` otherwise."""
+        return "judge" if self.checker is None else "code"
+
+    @property
+    def filled_by(self) -> str:
+        """The checker's name, or ``"judge"``."""
+        return self.checker or JUDGE
+
+    @property
+    def shadow_source(self) -> Literal["code", "judge"] | None:
+        """Who fills the shadow: ``"judge"``, ``"code"`` (a checker), or None."""
+        if self.shadow is None:
+            return None
+        return "judge" if self.shadow == JUDGE else "code"
+
+    @property
+    def pass_threshold(self) -> float:
+        """The score a scored criterion needs (default 7)."""
+        return 7.0 if self.threshold is None else self.threshold
+
+    def prompt_line(self) -> str:
+        """How this criterion reads in a prompt."""
+        if self.scale == "score":
+            return f"{self.key} (scored 1-10, needs {self.pass_threshold:g}): {self.description}"
+        return f"{self.key}: {self.description}"
+
+
+_TOP_LEVEL = {"criteria", "pass_score", "name"}
+
+
+class Rubric(Sequence[Criterion]):
+    """An ordered set of criteria, validated against the checker registry.
+
+    >>> rubric = Rubric.from_dict({"criteria": [
+    ...     {"key": "short", "description": "At most 50 words.",
+    ...      "checker": "length", "options": {"max_words": 50}},
+    ...     {"key": "polite", "description": "The tone is polite."},
+    ... ]})
+    >>> rubric.keys
+    ('short', 'polite')
+    """
+
+    def __init__(
+        self,
+        criteria: Iterable[Criterion],
+        *,
+        pass_score: float | None = None,
+        name: str | None = None,
+        path: str | Path | None = None,
+        registry: Registry | None = None,
+        _lines: Sequence[int | None] = (),
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.name = name
+        items = list(criteria)
+        if not items:
+            raise RubricError(
+                "the rubric has no criteria; add at least one [[criteria]]", path=self.path
+            )
+        seen: set[str] = set()
+        for i, c in enumerate(items):
+            if c.key in seen:
+                raise RubricError(
+                    f"duplicate key {c.key!r}; every criterion needs its own key",
+                    path=self.path,
+                    key=c.key,
+                    line=_line(_lines, i),
+                )
+            seen.add(c.key)
+        if pass_score is not None and not (math.isfinite(pass_score) and 0 <= pass_score <= 10):
+            raise RubricError(
+                f"pass_score must be between 0 and 10, not {pass_score}", path=self.path
+            )
+        if sum(c.weight for c in items) <= 0:
+            raise RubricError(
+                "every weight is 0; give at least one criterion a weight > 0", path=self.path
+            )
+        reg = registry or default_registry()
+        self._criteria = tuple(
+            _bind_checker(c, reg, self.path, _line(_lines, i)) for i, c in enumerate(items)
+        )
+        self.pass_score = pass_score
+        self._by_key = {c.key: c for c in self._criteria}
+
+    # -- construction --------------------------------------------------------------
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        path: str | Path | None = None,
+        registry: Registry | None = None,
+        _lines: Sequence[int | None] = (),
+    ) -> Rubric:
+        """Build a rubric from ``{"criteria": [...], "pass_score": optional}``."""
+        if not isinstance(data, Mapping):
+            raise RubricError("a rubric is a table with a 'criteria' list", path=path)
+        unknown = set(data) - _TOP_LEVEL
+        if unknown:
+            field = sorted(unknown)[0]
+            raise RubricError(_unknown_field(field, _TOP_LEVEL, "rubric"), path=path)
+        raw = data.get("criteria")
+        if not isinstance(raw, list):
+            raise RubricError(
+                "the rubric needs a 'criteria' list ([[criteria]] tables in TOML)", path=path
+            )
+        criteria = []
+        for i, item in enumerate(raw):
+            criteria.append(_criterion(item, i, path, _line(_lines, i)))
+        pass_score = data.get("pass_score")
+        if pass_score is not None and (
+            isinstance(pass_score, bool) or not isinstance(pass_score, int | float)
+        ):
+            raise RubricError(
+                f"pass_score must be a number from 0 to 10, not {pass_score!r}", path=path
+            )
+        name = data.get("name")
+        return cls(
+            criteria,
+            pass_score=pass_score,
+            name=name if isinstance(name, str) else None,
+            path=path,
+            registry=registry,
+            _lines=_lines,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path, *, registry: Registry | None = None) -> Rubric:
+        """Load a rubric from a TOML file (or JSON, by the ``.json`` suffix)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RubricError("file not found; check the path", path=p) from None
+        except IsADirectoryError:
+            raise RubricError("is a directory; give the rubric file", path=p) from None
+        except UnicodeDecodeError:
+            raise RubricError("is not UTF-8 text; save it as UTF-8", path=p) from None
+        except OSError as exc:
+            raise RubricError(f"cannot be read ({exc.strerror})", path=p) from None
+        if p.suffix.lower() == ".json":
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise RubricError(f"invalid JSON: {exc.msg}", path=p, line=exc.lineno) from None
+            return cls.from_dict(data, path=p, registry=registry)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            # Python < 3.14 keeps the position only in the message text
+            found = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
+            msg = str(exc)[: found.start()] if found else str(exc)
+            line = int(found.group(1)) if found else None
+            raise RubricError(f"invalid TOML: {msg}", path=p, line=line) from None
+        return cls.from_dict(data, path=p, registry=registry, _lines=_criteria_lines(text))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rubric as a plain dict, in the shape :meth:`from_dict` reads."""
+        out: dict[str, Any] = {
+            "criteria": [c.model_dump(exclude_defaults=True) for c in self._criteria]
+        }
+        if self.pass_score is not None:
+            out["pass_score"] = self.pass_score
+        if self.name:
+            out["name"] = self.name
+        return out
+
+    # -- access ---------------------------------------------------------------------
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every criterion key, in rubric order."""
+        return tuple(self._by_key)
+
+    @property
+    def code_criteria(self) -> tuple[Criterion, ...]:
+        return tuple(c for c in self._criteria if c.source == "code")
+
+    @property
+    def judge_criteria(self) -> tuple[Criterion, ...]:
+        return tuple(c for c in self._criteria if c.source == "judge")
+
+    @property
+    def judge_keys(self) -> tuple[str, ...]:
+        return tuple(c.key for c in self.judge_criteria)
+
+    @property
+    def shadowed(self) -> tuple[Criterion, ...]:
+        """The criteria that name a shadow source, in rubric order."""
+        return tuple(c for c in self._criteria if c.shadow is not None)
+
+    @property
+    def judge_shadow_keys(self) -> tuple[str, ...]:
+        """Code-filled keys the judge is asked about too, as their shadow."""
+        return tuple(c.key for c in self._criteria if c.shadow_source == "judge")
+
+    def criteria_block(self) -> str:
+        """Every criterion as a ``<criteria>`` block for a prompt."""
+        lines = "\n".join(c.prompt_line() for c in self._criteria)
+        return f"<criteria>\n{lines}\n</criteria>"
+
+    def __iter__(self) -> Iterator[Criterion]:
+        return iter(self._criteria)
+
+    def __len__(self) -> int:
+        return len(self._criteria)
+
+    @overload
+    def __getitem__(self, index: int) -> Criterion: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Criterion]: ...
+    @overload
+    def __getitem__(self, index: str) -> Criterion: ...
+    def __getitem__(self, index: int | slice | str) -> Criterion | Sequence[Criterion]:
+        if isinstance(index, str):
+            return self._by_key[index]
+        return self._criteria[index]
+
+    def __contains__(self, item: object) -> bool:
+        if isinstance(item, str):
+            return item in self._by_key
+        return item in self._criteria
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rubric):
+            return NotImplemented
+        return self._criteria == other._criteria and self.pass_score == other.pass_score
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Rubric(keys={list(self.keys)!r}, pass_score={self.pass_score!r})"
+
+
+def _line(lines: Sequence[int | None], i: int) -> int | None:
+    return lines[i] if i < len(lines) else None
+
+
+def _criteria_lines(text: str) -> list[int | None]:
+    """The line of each ``[[criteria]]`` header, so errors can point at it."""
+    return [
+        n
+        for n, line in enumerate(text.splitlines(), start=1)
+        if re.match(r"^\s*\[\[\s*criteria\s*\]\]", line)
+    ]
+
+
+def _unknown_field(field: str, known: Iterable[str], what: str) -> str:
+    close = difflib.get_close_matches(field, list(known), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "known fields: " + ", ".join(sorted(known))
+    return f"unknown {what} field {field!r}; {hint}"
+
+
+def _criterion(item: Any, index: int, path: str | Path | None, line: int | None) -> Criterion:
+    if not isinstance(item, Mapping):
+        raise RubricError(f"criterion #{index + 1} is not a table", path=path, line=line)
+    key = item.get("key") if isinstance(item.get("key"), str) else None
+    label = key or f"#{index + 1}"
+    try:
+        return Criterion.model_validate(dict(item))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            msg = _unknown_field(field, Criterion.model_fields, "criterion")
+        elif err["type"] == "missing":
+            msg = f"missing required field {field!r}"
+        elif err["type"] == "literal_error" and field == "scale":
+            msg = f"scale must be 'pass_fail' or 'score', not {err.get('input')!r}"
+        else:
+            reason = str(err["msg"]).removeprefix("Value error, ")
+            msg = f"field {field!r}: {reason}" if field else reason
+        raise RubricError(msg, path=path, key=label, line=line) from None
+
+
+def _bind_checker(
+    c: Criterion, registry: Registry, path: Path | None, line: int | None
+) -> Criterion:
+    """Resolve the checker (and a shadow checker); validate options now, not mid-run."""
+    if c.shadow_source == "code":
+        c = _bind_shadow(c, registry, path, line)
+    if c.checker is None:
+        if c.options:
+            raise RubricError(
+                "'options' is only for criteria filled by a checker; "
+                "add a checker or remove the options",
+                path=path,
+                key=c.key,
+                line=line,
+            )
+        return c
+    try:
+        info = registry.info(c.checker)
+    except (UnknownCheckerError, CheckerConflictError) as exc:
+        raise RubricError(str(exc), path=path, key=c.key, line=line) from None
+    try:
+        options = info.validate_options(c.options)
+    except ValueError as exc:
+        raise RubricError(str(exc), path=path, key=c.key, line=line) from None
+    if c.shadow == c.checker and c.shadow_options == options:
+        raise RubricError(
+            "the shadow is the primary checker with the same options, so it "
+            "always agrees; change shadow_options or remove the shadow",
+            path=path,
+            key=c.key,
+            line=line,
+        )
+    return c.model_copy(update={"options": options})
+
+
+def _bind_shadow(
+    c: Criterion, registry: Registry, path: Path | None, line: int | None
+) -> Criterion:
+    """A shadow checker is held to the same load-time checks as a primary one."""
+    assert c.shadow is not None
+    try:
+        info = registry.info(c.shadow)
+    except (UnknownCheckerError, CheckerConflictError) as exc:
+        raise RubricError(f"shadow: {exc}", path=path, key=c.key, line=line) from None
+    try:
+        options = info.validate_options(c.shadow_options)
+    except ValueError as exc:
+        raise RubricError(f"shadow_options: {exc}", path=path, key=c.key, line=line) from None
+    return c.model_copy(update={"shadow_options": options})

@@ -1,0 +1,438 @@
+"""The evaluator-optimizer loop: draft, judge, revise, stop, and report honestly.
+
+Invariants (each pinned by a test that fails without it):
+
+* one generate before the loop; each round one evaluation; each round but the last
+  one revising generate. Every draft that can be returned was judged, and no
+  generate ever runs after the last evaluation.
+* ``passed`` is the returned draft's own ``accepted()``; no path turns an honest
+  False into True; a draft whose evaluation failed is never returned as passed.
+* Feedback reaches the generator as bullet text with the previous draft; the
+  generator's task text carries every criterion, code-filled ones included.
+* A judge failure is recorded; the loop revises on the last valid evaluation's
+  issues (never on the error text), and stops at once if nothing was ever judged.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
+
+from ..errors import InputError, JudgeError
+from ..grading._grade import Evaluation, Judge, grade
+from ..grading._registry import Registry
+from ..grading._rubric import Rubric
+from ..grading._verdict import as_feedback
+from ..models._usage import Usage
+from ._result import Iteration, LoopResult, StopReason
+from ._similarity import DEFAULT_SIMILARITY, similar
+
+ReturnPolicy = Literal["best", "last"]
+OnIteration = Callable[[Iteration], None]
+
+
+class Generator(Protocol):
+    """Anything that can write a draft, and revise one on a list of issues."""
+
+    def generate(self, task: str, draft: str = "", issues: list[str] | None = None) -> str: ...
+
+
+class HistorySink(Protocol):
+    """What the loop needs of a history store (``HistoryStore`` provides it)."""
+
+    def start_loop(
+        self,
+        loop_id: str,
+        *,
+        task: str,
+        rubric: Mapping[str, Any],
+        config: Mapping[str, Any],
+        started_at: float | None = None,
+    ) -> None: ...
+
+    def add_iteration(self, loop_id: str, record: Mapping[str, Any]) -> None: ...
+
+    def finish_loop(
+        self,
+        loop_id: str,
+        *,
+        final_output_id: str,
+        passed: bool,
+        stop_reason: str,
+        total_time_ms: float,
+        final_score: float | None,
+    ) -> None: ...
+
+
+def generator_task(task: str, rubric: Rubric) -> str:
+    """The task text the generator sees: the task, then every criterion.
+
+    Code-filled criteria are included on purpose: a criterion the generator never
+    sees is one it keeps violating.
+    """
+    return (
+        f"{task.rstrip()}\n\n"
+        "Your answer will be checked against every criterion below. Meet all of them.\n"
+        f"{rubric.criteria_block()}"
+    )
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def _calls(model: object) -> list[Any]:
+    calls = getattr(model, "calls", None)
+    return calls if isinstance(calls, list) else []
+
+
+def _usage_since(model: object, start: int) -> Usage:
+    """Usage the model recorded after its ``start``-th call (fakes record none)."""
+    records = _calls(model)[start:]
+    return sum((r.usage for r in records if isinstance(getattr(r, "usage", None), Usage)), Usage())
+
+
+def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
+    """Store the draft's shadow outcomes, if the store keeps them (a reused verdict's
+    outcomes were stored with the draft they came from)."""
+    add = getattr(store, "add_shadow_results", None)
+    if it.evaluation is None or not it.evaluation.shadows or it.reused_from or add is None:
+        return
+    add(it.output_id, it.evaluation.shadows, loop_id=loop_id, origin="loop")
+
+
+class _Run:
+    """The state of one loop. Kept in one place so each step stays small."""
+
+    def __init__(
+        self,
+        task: str,
+        rubric: Rubric,
+        generator: Generator,
+        judge: Judge | None,
+        settings: _Settings,
+        store: HistorySink | None,
+        on_iteration: OnIteration | None,
+        registry: Registry | None,
+    ) -> None:
+        self.task, self.rubric, self.settings = task, rubric, settings
+        self.generator, self.judge, self.registry = generator, judge, registry
+        self.store, self.on_iteration = store, on_iteration
+        self.loop_id = new_id("loop")
+        self.gen_task = generator_task(task, rubric)
+        self.history: list[Iteration] = []
+        self.last_valid: Iteration | None = None
+        self.judge_failures_in_a_row = 0
+        self.error: str | None = None
+        self.started = time.perf_counter()
+
+    # -- the steps ----------------------------------------------------------------
+
+    def generate(self, draft: str = "", issues: list[str] | None = None) -> Iteration:
+        start, n = time.perf_counter(), len(_calls(self.generator))
+        if draft:
+            text = self.generator.generate(self.gen_task, draft, issues)
+        else:
+            text = self.generator.generate(self.gen_task)
+        if not isinstance(text, str):
+            raise TypeError(f"the generator returned {type(text).__name__}, not str")
+        it = Iteration(
+            iteration=len(self.history) + 1,
+            output_id=new_id("out"),
+            content=text,
+            generation_time_ms=(time.perf_counter() - start) * 1000,
+            generation_usage=_usage_since(self.generator, n),
+        )
+        self.history.append(it)
+        return it
+
+    def evaluate(self, it: Iteration) -> None:
+        """Judge ``it`` (or reuse the verdict of an identical judged draft)."""
+        if self.settings.reuse_identical:
+            twin = next(
+                (
+                    h
+                    for h in self.history[:-1]
+                    if h.evaluation is not None and h.content == it.content
+                ),
+                None,
+            )
+            if twin is not None and twin.evaluation is not None:
+                it.evaluation = self._with_improvement(twin.evaluation.with_ids(it.output_id))
+                it.reused_from, it.evaluation_time_ms = twin.output_id, 0.0
+                return
+        start, n = time.perf_counter(), len(_calls(self.judge))
+        try:
+            ev = grade(
+                it.content, self.rubric, task=self.task, judge=self.judge, registry=self.registry
+            )
+        except JudgeError as exc:
+            it.judge_error = f"{exc.reason}: {exc}"
+        else:
+            it.evaluation = self._with_improvement(ev.with_ids(it.output_id))
+        it.evaluation_time_ms = (time.perf_counter() - start) * 1000
+        it.evaluation_usage = _usage_since(self.judge, n)
+
+    def _with_improvement(self, ev: Evaluation) -> Evaluation:
+        if self.last_valid is None or self.last_valid.evaluation is None:
+            return ev
+        delta = ev.overall_score - self.last_valid.evaluation.overall_score
+        return ev.with_ids(ev.output_id, delta)
+
+    def record(self, it: Iteration) -> None:
+        """Commit the iteration now, so a loop killed later keeps it."""
+        if self.store is not None:
+            self.store.add_iteration(self.loop_id, it.to_record())
+            record_shadows(self.store, self.loop_id, it)
+        if self.on_iteration is not None:
+            self.on_iteration(it)
+
+    def revision_issues(self) -> list[str]:
+        """The last VALID evaluation's issues: a judge error is never a draft problem."""
+        assert self.last_valid is not None and self.last_valid.evaluation is not None
+        return list(self.last_valid.evaluation.verdict.issues)
+
+    # -- decisions ----------------------------------------------------------------
+
+    def stop_after(self, it: Iteration, round_no: int) -> StopReason | None:
+        """Why the loop stops after judging ``it`` in round ``round_no``, if it does."""
+        s = self.settings
+        if it.evaluation is not None and it.evaluation.accepted:
+            return "passed"
+        if it.evaluation is None and self.last_valid is None:
+            return "evaluator_failed"  # nothing was ever judged: nothing to revise on
+        if it.evaluation is None and self.judge_failures_in_a_row >= s.max_judge_failures:
+            return "evaluator_failed"
+        if round_no >= s.max_rounds:
+            return "max_rounds"
+        if self._stagnated(it):
+            return "stagnation"
+        if (
+            s.token_budget is not None
+            and self.usage.total_input + self.usage.output_tokens >= s.token_budget
+        ):
+            return "token_budget"
+        if s.time_budget is not None and self.elapsed_s >= s.time_budget:
+            return "time_budget"
+        return None
+
+    def _stagnated(self, it: Iteration) -> bool:
+        s = self.settings
+        if it.evaluation is None:
+            return False
+        if (
+            s.similarity is not None
+            and len(self.history) >= 2
+            and similar(self.history[-2].content, it.content, s.similarity)
+        ):
+            return True  # the revision did not change the text
+        if not s.stagnation_rounds:
+            return False
+        scores = [h.evaluation.overall_score for h in self.history if h.evaluation]
+        if len(scores) <= s.stagnation_rounds:
+            return False
+        window, before = scores[-s.stagnation_rounds :], scores[: -s.stagnation_rounds]
+        return max(window) <= max(before)
+
+    def choose(self) -> Iteration:
+        """The iteration to return: judged drafts only, by the return policy."""
+        judged = [h for h in self.history if h.evaluation is not None]
+        if not judged:
+            return self.history[-1]  # never judged: can only be reported as not passed
+        if self.settings.return_policy == "last":
+            return judged[-1]
+        # ties go to the latest, so an all-fail run returns its last draft
+        return max(
+            reversed(judged), key=lambda h: h.evaluation.overall_score if h.evaluation else -1.0
+        )
+
+    @property
+    def usage(self) -> Usage:
+        return sum((h.usage for h in self.history), Usage())
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.perf_counter() - self.started
+
+
+class _Settings:
+    """Validated loop settings (bad values are the caller's error, named)."""
+
+    def __init__(
+        self,
+        *,
+        max_rounds: int,
+        stagnation_rounds: int | None,
+        return_policy: str,
+        similarity: float | None,
+        reuse_identical: bool,
+        token_budget: int | None,
+        time_budget: float | None,
+        max_judge_failures: int,
+    ) -> None:
+        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
+            raise InputError(f"max_rounds must be an integer, not {max_rounds!r}")
+        if return_policy not in ("best", "last"):
+            raise InputError(f"return_policy must be 'best' or 'last', not {return_policy!r}")
+        if stagnation_rounds is not None and stagnation_rounds < 0:
+            raise InputError(
+                f"stagnation_rounds must be >= 0 (0 turns it off), not {stagnation_rounds}"
+            )
+        if similarity is not None and not 0 < similarity <= 1:
+            raise InputError(f"similarity must be in (0, 1], not {similarity}")
+        for name, value in (("token_budget", token_budget), ("time_budget", time_budget)):
+            if value is not None and value <= 0:
+                raise InputError(f"{name} must be positive, not {value}")
+        if max_judge_failures < 1:
+            raise InputError(f"max_judge_failures must be >= 1, not {max_judge_failures}")
+        self.max_rounds = max_rounds
+        self.stagnation_rounds = stagnation_rounds
+        self.return_policy = return_policy
+        self.similarity = similarity
+        self.reuse_identical = reuse_identical
+        self.token_budget = token_budget
+        self.time_budget = time_budget
+        self.max_judge_failures = max_judge_failures
+
+    def to_config(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def run_loop(
+    task: str,
+    rubric: Rubric | Mapping[str, Any],
+    *,
+    generator: Generator,
+    judge: Judge | None,
+    max_rounds: int = 3,
+    stagnation_rounds: int | None = 2,
+    return_policy: ReturnPolicy = "best",
+    store: HistorySink | None = None,
+    similarity: float | None = DEFAULT_SIMILARITY,
+    reuse_identical: bool = True,
+    token_budget: int | None = None,
+    time_budget: float | None = None,
+    max_judge_failures: int = 2,
+    on_iteration: OnIteration | None = None,
+    registry: Registry | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> LoopResult:
+    """Draft, judge, revise until a draft is accepted or a stop condition holds.
+
+    Stops with ``"passed"``, ``"max_rounds"``, ``"stagnation"`` (no overall-score
+    improvement over ``stagnation_rounds`` consecutive judged rounds, or a revision
+    that is the same text as the draft before it by ``similarity``),
+    ``"evaluator_failed"`` (the judge failed before anything was judged, or
+    ``max_judge_failures`` times in a row), ``"generator_failed"`` (a revision
+    raised), ``"token_budget"`` or ``"time_budget"``. ``return_policy="best"``
+    returns the highest-scoring judged draft (ties to the latest); ``"last"`` the
+    last judged one. The returned ``passed`` is always that draft's own verdict.
+
+    With ``store`` (a :class:`~gradeloop.HistoryStore`), each iteration is
+    committed as it completes. A failure of the very first generate propagates.
+    """
+    if not isinstance(rubric, Rubric):
+        rubric = Rubric.from_dict(rubric, registry=registry)
+    settings = _Settings(
+        max_rounds=max_rounds,
+        stagnation_rounds=stagnation_rounds,
+        return_policy=return_policy,
+        similarity=similarity,
+        reuse_identical=reuse_identical,
+        token_budget=token_budget,
+        time_budget=time_budget,
+        max_judge_failures=max_judge_failures,
+    )
+    run = _Run(task, rubric, generator, judge, settings, store, on_iteration, registry)
+    if store is not None:
+        store.start_loop(
+            run.loop_id,
+            task=task,
+            rubric=rubric.to_dict(),
+            config={**settings.to_config(), **(config or {})},
+        )
+    reason = _drive(run)
+    return _finish(run, reason)
+
+
+def _drive(run: _Run) -> StopReason:
+    it = run.generate()
+    if run.settings.max_rounds < 1:
+        run.record(it)
+        return "max_rounds"  # nothing was judged, so this can only report False
+    for round_no in range(1, run.settings.max_rounds + 1):
+        run.evaluate(it)
+        if it.evaluation is not None:
+            run.last_valid, run.judge_failures_in_a_row = it, 0
+        else:
+            run.judge_failures_in_a_row += 1
+        accepted = it.evaluation is not None and it.evaluation.accepted
+        issues = run.revision_issues() if run.last_valid is not None and not accepted else []
+        it.feedback = as_feedback(issues) or None  # logged even when no revision follows
+        reason = run.stop_after(it, round_no)
+        run.record(it)
+        if reason is not None:
+            return reason
+        try:
+            it = run.generate(it.content, issues)
+        except Exception as exc:  # a revision failed: keep what was judged
+            run.error = f"the generator failed: {type(exc).__name__}: {exc}"
+            return "generator_failed"
+    return "max_rounds"  # unreachable: the last round always returns above
+
+
+def _finish(run: _Run, reason: StopReason) -> LoopResult:
+    chosen = run.choose()
+    passed = bool(chosen.evaluation is not None and chosen.evaluation.accepted)
+    total_ms = run.elapsed_s * 1000
+    if run.store is not None:
+        run.store.finish_loop(
+            run.loop_id,
+            final_output_id=chosen.output_id,
+            passed=passed,
+            stop_reason=reason,
+            total_time_ms=total_ms,
+            final_score=chosen.evaluation.overall_score if chosen.evaluation else None,
+        )
+    return LoopResult(
+        draft=chosen.content,
+        passed=passed,
+        stop_reason=reason,
+        loop_id=run.loop_id,
+        history=run.history,
+        output_id=chosen.output_id,
+        total_time_ms=total_ms,
+        evaluation=chosen.evaluation,
+        error=run.error,
+    )
+
+
+def optimize(
+    task: str,
+    rubric: Rubric | Mapping[str, Any],
+    *,
+    generator: Generator,
+    judge: Judge | None,
+    max_rounds: int = 3,
+) -> tuple[str, bool]:
+    """The seed loop: returns ``(last judged draft, whether it was accepted)``.
+
+    A thin view of :func:`run_loop` with the seed's exact semantics: the last
+    judged draft is returned, and no stagnation or identical-draft shortcuts
+    change the call sequence (``["generate", "evaluate"] * N`` when every round
+    fails; 2 calls when round one passes; one generate and False at caps below 1).
+    """
+    result = run_loop(
+        task,
+        rubric,
+        generator=generator,
+        judge=judge,
+        max_rounds=max_rounds,
+        stagnation_rounds=0,
+        return_policy="last",
+        similarity=None,
+        reuse_identical=False,
+    )
+    return result.draft, result.passed

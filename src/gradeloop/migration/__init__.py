@@ -1,0 +1,3 @@
+"""Moving a criterion from the judge to code: compare, calibrate, agreement statistics,
+per-key judge cost, and the JSONL readers for drafts and labels.
+"""

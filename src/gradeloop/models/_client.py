@@ -1,0 +1,92 @@
+"""Building the Anthropic client and choosing models from arguments or the environment.
+
+Precedence for models: an explicit ``model=`` argument, then ``GRADELOOP_JUDGE_MODEL``
+(judge only), then ``GRADELOOP_MODEL``, then the defaults below. The defaults are
+current models from the SDK's model list that the SDK does not flag as deprecated
+(a deprecated name makes every call emit a ``DeprecationWarning``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import anthropic
+
+from ..errors import ConfigError
+
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "DEFAULT_MODEL",
+    "LOCAL_SERVER_KEY",
+    "describe_api_error",
+    "generator_model",
+    "judge_model",
+    "make_client",
+    "model_configured",
+]
+
+DEFAULT_MODEL = "claude-opus-5-5"
+DEFAULT_JUDGE_MODEL = "claude-opus-5-5"
+
+#: Sent as the key to a server given by base URL when no key is set: local servers
+#: (Ollama, llama.cpp, vLLM) ignore it, but the SDK refuses to build without one.
+LOCAL_SERVER_KEY = "gradeloop-local"
+
+_NO_CREDENTIALS = (
+    "no model is configured: set ANTHROPIC_API_KEY or pass --base-url for a local server"
+)
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def model_configured() -> bool:
+    """Whether a client can be built from the environment alone.
+
+    True when ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN`` or
+    ``ANTHROPIC_BASE_URL`` is set. Makes no network call.
+    """
+    return any(_env(v) for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"))
+
+
+def make_client(
+    *, base_url: str | None = None, api_key: str | None = None, max_retries: int | None = None
+) -> anthropic.Anthropic:
+    """An :class:`anthropic.Anthropic` client from the arguments, else the environment.
+
+    A base URL (argument or ``ANTHROPIC_BASE_URL``) with no key gets a placeholder
+    key, because local servers need none. With neither a key nor a base URL this
+    raises :class:`~gradeloop.errors.ConfigError` saying how to fix it.
+    """
+    base = base_url or _env("ANTHROPIC_BASE_URL")
+    key = api_key or _env("ANTHROPIC_API_KEY")
+    token = None if key else _env("ANTHROPIC_AUTH_TOKEN")
+    if key is None and token is None:
+        if base is None:
+            raise ConfigError(_NO_CREDENTIALS)
+        key = LOCAL_SERVER_KEY
+    retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    if token is not None:
+        return anthropic.Anthropic(auth_token=token, base_url=base, max_retries=retries)
+    return anthropic.Anthropic(api_key=key, base_url=base, max_retries=retries)
+
+
+def generator_model(model: str | None = None) -> str:
+    """The generator's model: ``model``, else ``GRADELOOP_MODEL``, else the default."""
+    return model or _env("GRADELOOP_MODEL") or DEFAULT_MODEL
+
+
+def judge_model(model: str | None = None) -> str:
+    """The judge's model: ``model``, else ``GRADELOOP_JUDGE_MODEL``, else
+    ``GRADELOOP_MODEL``, else the default."""
+    return model or _env("GRADELOOP_JUDGE_MODEL") or _env("GRADELOOP_MODEL") or DEFAULT_JUDGE_MODEL
+
+
+def describe_api_error(exc: anthropic.APIError) -> str:
+    """One line for an API failure: HTTP status (if any), error class, server message."""
+    status = getattr(exc, "status_code", None)
+    prefix = f"HTTP {status} " if status is not None else ""
+    message = getattr(exc, "api_message", None) or exc.message
+    return f"{prefix}{type(exc).__name__}: {message}"
