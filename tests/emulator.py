@@ -19,6 +19,10 @@ Usage is counted at four characters a token and honours ``cache_control`` on
 system blocks: the first request whose cached prefix reaches ``cache_min_tokens``
 reports ``cache_creation_input_tokens``, repeats report ``cache_read_input_tokens``,
 and a prefix below the minimum caches nothing - as the real API does, silently.
+
+``latency`` (seconds) delays every ``/v1/messages`` answer, for benchmarks; the
+server's sockets have Nagle's algorithm off, so a reply's header and body writes
+are not held back waiting for the client's delayed ACK (40 ms each otherwise).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -87,8 +92,9 @@ class Request:
 class Emulator:
     """The server, its script and its records. Use the ``emulator`` fixture."""
 
-    def __init__(self, *, cache_min_tokens: int = 1024) -> None:
+    def __init__(self, *, cache_min_tokens: int = 1024, latency: float = 0.0) -> None:
         self.cache_min_tokens = cache_min_tokens
+        self.latency = latency
         self.requests: list[Request] = []
         self.responder: Callable[[dict[str, Any]], Any] | None = None
         self._queue: deque[Any] = deque()
@@ -246,6 +252,8 @@ def _invalid(body: Any) -> str | None:
 
 def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True
+
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
 
@@ -275,6 +283,8 @@ def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
             if self.path.split("?")[0] != "/v1/messages":
                 self._send(404, {}, HTTPError(404, f"no route {self.path}").body())
                 return
+            if emulator.latency:
+                time.sleep(emulator.latency)
             try:
                 self._send(*emulator.answer(body))
             except Exception as exc:  # a broken script must show up as a failed request

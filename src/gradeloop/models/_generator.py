@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import anthropic
 
 from ..errors import NotAnAnswer
+from ._aclient import AsyncTwin
 from ._client import describe_api_error, generator_model, make_client
 from ._prompts import revision_prompt
 from ._reply import first_text
@@ -31,6 +33,10 @@ class AnthropicGenerator(Metered):
     Every request is recorded in ``.calls``; ``.usage`` adds them up. Transport
     failures (``anthropic.APIError``, after the client's own retries) are recorded
     and re-raised unchanged, so they are never mistaken for a draft problem.
+
+    :meth:`agenerate` is the async twin, on an ``anthropic.AsyncAnthropic`` built
+    lazily with the sync client's settings (or ``async_client``, if given; a client
+    that is not the SDK's is run in a worker thread).
     """
 
     def __init__(
@@ -41,6 +47,7 @@ class AnthropicGenerator(Metered):
         *,
         system: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        async_client: Any = None,
     ) -> None:
         super().__init__()
         if max_tokens < 1:
@@ -50,6 +57,7 @@ class AnthropicGenerator(Metered):
         self.max_tokens = max_tokens
         self.system = system
         self.extra_body = dict(extra_body) if extra_body else None
+        self._async = AsyncTwin(self.client, async_client)
 
     def __repr__(self) -> str:
         return f"AnthropicGenerator(model={self.model!r}, max_tokens={self.max_tokens})"
@@ -60,6 +68,37 @@ class AnthropicGenerator(Metered):
         Raises :class:`~gradeloop.errors.NotAnAnswer` for a refusal, a truncated
         reply or a reply without text.
         """
+        request = self._request(task, draft, issues)
+        started = time.perf_counter()
+        try:
+            reply = self.client.messages.create(**request)
+        except anthropic.APIError as exc:
+            self._record("generate", self.model, started, error=describe_api_error(exc))
+            raise
+        return self._text(reply, started)
+
+    async def agenerate(
+        self, task: str, draft: str = "", issues: Sequence[str] | None = None
+    ) -> str:
+        """:meth:`generate`, awaiting the request instead of blocking on it."""
+        request = self._request(task, draft, issues)
+        started = time.perf_counter()
+        aclient = self._async.client()
+        try:
+            if aclient is None:  # not the SDK's client: run the sync call off the loop
+                reply = await asyncio.to_thread(lambda: self.client.messages.create(**request))
+            else:
+                reply = await aclient.messages.create(**request)
+        except anthropic.APIError as exc:
+            self._record("generate", self.model, started, error=describe_api_error(exc))
+            raise
+        return self._text(reply, started)
+
+    async def aclose(self) -> None:
+        """Close the async client built for the running event loop (if one was)."""
+        await self._async.aclose()
+
+    def _request(self, task: str, draft: str, issues: Sequence[str] | None) -> dict[str, Any]:
         prompt = revision_prompt(task, draft, issues) if draft else task
         request: dict[str, Any] = {
             "model": self.model,
@@ -70,12 +109,9 @@ class AnthropicGenerator(Metered):
             request["system"] = self.system
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
-        started = time.perf_counter()
-        try:
-            reply = self.client.messages.create(**request)
-        except anthropic.APIError as exc:
-            self._record("generate", self.model, started, error=describe_api_error(exc))
-            raise
+        return request
+
+    def _text(self, reply: Any, started: float) -> str:
         try:
             text = first_text(reply)
         except NotAnAnswer as exc:

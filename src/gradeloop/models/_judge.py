@@ -1,28 +1,47 @@
-"""AnthropicJudge: one fresh-context request per draft, read against a per-rubric schema."""
+"""AnthropicJudge: one fresh-context request per draft, read against a per-rubric schema.
+
+The request/validate sequence (native, the switch to JSON mode, the one repair) is
+written once, as a generator that yields each request and is sent each answer; the
+sync :meth:`AnthropicJudge.evaluate` and the async :meth:`AnthropicJudge.aevaluate`
+only differ in how they send a request, so both read replies with the same strictness.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 import anthropic
 
 from ..errors import JudgeError, NotAnAnswer
 from ..grading._rubric import Criterion
 from ..grading._verdict import Verdict
+from ._aclient import AsyncTwin
 from ._client import describe_api_error, judge_model, make_client
+from ._digest import request_digest
 from ._prompts import judge_system, judge_user, repair_request
 from ._reply import FINISHED, first_text
-from ._usage import CallKind, Metered
+from ._usage import CallKind, CallRecord, Metered, Usage
 from ._wire import WireError, WireSpec, looks_like_json, wire_spec
 
-__all__ = ["AnthropicJudge", "Structured"]
+__all__ = ["AnthropicJudge", "ReplyCache", "Structured"]
 
 Structured = Literal["auto", "native", "json"]
 _TTLS = ("5m", "1h")
 _MODES = ("auto", "native", "json")
+
+
+class ReplyCache(Protocol):
+    """What the judge needs of a verdict cache (:class:`~gradeloop.JudgeCache` has it)."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, text: str, *, model: str) -> None: ...
+
+    def discard(self, key: str) -> None: ...
 
 
 @dataclass
@@ -33,6 +52,33 @@ class _Answer:
     text: str | None
     parsed: Any
     started: float
+    key: str | None = None  # the cache key of the request, when a cache is in use
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One request the flow asks for: what for, the prompt, and how to read the reply."""
+
+    kind: CallKind
+    system: str
+    messages: list[dict[str, str]]
+    output_config: dict[str, Any] | None
+    spec: WireSpec
+
+
+@dataclass
+class _Trace:
+    """The calls of one evaluation (so a failure reports its own, not a neighbour's)."""
+
+    records: list[CallRecord] = field(default_factory=list)
+
+    @property
+    def usage(self) -> Usage:
+        return sum((r.usage for r in self.records), Usage())
+
+
+_Flow = Generator[_Step, _Answer, Verdict]
 
 
 class AnthropicJudge(Metered):
@@ -53,6 +99,14 @@ class AnthropicJudge(Metered):
     * ``"auto"`` (default) - native, switching to JSON mode for good when a reply
       is plain prose, the sign of a server that ignored ``output_config``.
 
+    ``cache`` (a :class:`~gradeloop.JudgeCache`) reuses the reply of an identical
+    earlier request instead of sending it; only valid verdicts are stored, and a
+    reused one is recorded as a call with ``cached=True`` and no tokens.
+
+    :meth:`aevaluate` is the async twin, on an ``anthropic.AsyncAnthropic`` built
+    lazily with the sync client's settings (or ``async_client``, if given; a client
+    that is not the SDK's is run in a worker thread).
+
     Failures raise :class:`~gradeloop.errors.JudgeError` (``reason`` ``"refusal"``,
     ``"max_tokens"``, ``"no_text"``, ``"invalid"`` or ``"api_error"``); none is ever
     a pass. Every request is recorded in ``.calls``.
@@ -68,6 +122,8 @@ class AnthropicJudge(Metered):
         structured: Structured = "auto",
         feedback: bool = False,
         extra_body: Mapping[str, Any] | None = None,
+        cache: ReplyCache | None = None,
+        async_client: Any = None,
     ) -> None:
         super().__init__()
         if cache_ttl not in _TTLS:
@@ -83,7 +139,9 @@ class AnthropicJudge(Metered):
         self.structured: Structured = structured
         self.feedback = feedback
         self.extra_body = dict(extra_body) if extra_body else None
+        self.cache = cache
         self._json_mode = structured == "json"
+        self._async = AsyncTwin(self.client, async_client)
 
     def __repr__(self) -> str:
         return (
@@ -108,25 +166,53 @@ class AnthropicJudge(Metered):
         Verdict's ``criteria_met`` holds every judged key; scored keys are met when
         their clamped score reaches the criterion's threshold.
         """
-        spec = wire_spec(_judged(criteria), feedback=self.feedback)
-        user = {"role": "user", "content": judge_user(task, draft)}
-        start = len(self.calls)
+        trace = _Trace()
+        flow = self._flow(task, draft, criteria, trace)
         try:
-            if not self._json_mode:
-                verdict = self._native(spec, user)
-                if verdict is not None:
-                    return verdict
-                self._json_mode = True
-            return self._json(spec, user)
+            step = next(flow)
+            while True:
+                step = flow.send(self._send(step, trace))
+        except StopIteration as done:
+            verdict: Verdict = done.value
+            return verdict
         except JudgeError as exc:
-            exc.attempts = len(self.calls) - start
-            exc.usage = self.usage_since(start)
+            _annotate(exc, trace)
             raise
 
-    # -- the two modes ----------------------------------------------------------------
+    async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+        """:meth:`evaluate`, awaiting the request instead of blocking on it."""
+        trace = _Trace()
+        flow = self._flow(task, draft, criteria, trace)
+        try:
+            step = next(flow)
+            while True:
+                step = flow.send(await self._asend(step, trace))
+        except StopIteration as done:
+            verdict: Verdict = done.value
+            return verdict
+        except JudgeError as exc:
+            _annotate(exc, trace)
+            raise
 
-    def _native(self, spec: WireSpec, user: dict[str, str]) -> Verdict | None:
-        answer = self._ask("evaluate", judge_system(spec.criteria), [user], spec.output_config())
+    async def aclose(self) -> None:
+        """Close the async client built for the running event loop (if one was)."""
+        await self._async.aclose()
+
+    # -- the flow: which requests, and how each reply is read ------------------------
+
+    def _flow(self, task: str, draft: str, criteria: Sequence[Criterion], trace: _Trace) -> _Flow:
+        spec = wire_spec(_judged(criteria), feedback=self.feedback)
+        user = {"role": "user", "content": judge_user(task, draft)}
+        if not self._json_mode:
+            system = judge_system(spec.criteria)
+            answer = yield _Step("evaluate", system, [user], spec.output_config(), spec)
+            verdict = self._read_native(spec, answer, trace)
+            if verdict is not None:
+                return verdict
+            self._json_mode = True
+        return (yield from self._json_flow(spec, user, trace))
+
+    def _read_native(self, spec: WireSpec, answer: _Answer, trace: _Trace) -> Verdict | None:
         try:
             verdict = _read(spec, answer)
         except WireError as err:
@@ -135,29 +221,30 @@ class AnthropicJudge(Metered):
                 self._settle(
                     "evaluate",
                     answer,
+                    trace,
                     "prose instead of JSON: the server seems to "
                     "ignore output_config; switching to JSON mode",
                 )
                 return None
-            self._settle("evaluate", answer, f"invalid verdict: {err}")
+            self._settle("evaluate", answer, trace, f"invalid verdict: {err}")
             raise JudgeError(
                 f"the judge's reply does not match the rubric's schema: {err}. If the server "
                 "does not support structured output, use structured='json'",
                 reason="invalid",
             ) from None
-        self._settle("evaluate", answer)
+        self._settle("evaluate", answer, trace)
         return verdict
 
-    def _json(self, spec: WireSpec, user: dict[str, str]) -> Verdict:
+    def _json_flow(self, spec: WireSpec, user: dict[str, str], trace: _Trace) -> _Flow:
         system = judge_system(spec.criteria, spec.schema_text())
-        answer = self._ask("evaluate", system, [user], None)
+        answer = yield _Step("evaluate", system, [user], None, spec)
         try:
             verdict = _read(spec, answer)
         except WireError as err:
-            self._settle("evaluate", answer, f"invalid verdict: {err}")
+            self._settle("evaluate", answer, trace, f"invalid verdict: {err}")
             first_error = err
         else:
-            self._settle("evaluate", answer)
+            self._settle("evaluate", answer, trace)
             return verdict
         bad = answer.text if answer.text is not None else repr(answer.parsed)
         messages = [
@@ -165,66 +252,124 @@ class AnthropicJudge(Metered):
             {"role": "assistant", "content": bad},
             {"role": "user", "content": repair_request(str(first_error))},
         ]
-        repaired = self._ask("repair", system, messages, None)
+        repaired = yield _Step("repair", system, messages, None, spec)
         try:
             verdict = _read(spec, repaired)
         except WireError as err:
-            self._settle("repair", repaired, f"invalid verdict: {err}")
+            self._settle("repair", repaired, trace, f"invalid verdict: {err}")
             raise JudgeError(
                 f"the judge's reply is still invalid after one repair attempt: {err} "
                 f"(first reply: {first_error})",
                 reason="invalid",
             ) from None
-        self._settle("repair", repaired)
+        self._settle("repair", repaired, trace)
         return verdict
 
-    # -- one request ------------------------------------------------------------------
+    # -- sending one request ----------------------------------------------------------
 
-    def _ask(
-        self,
-        kind: CallKind,
-        system: str,
-        messages: list[dict[str, str]],
-        output_config: dict[str, Any] | None,
-    ) -> _Answer:
+    def _request(self, step: _Step) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
             "system": [
                 {
                     "type": "text",
-                    "text": system,
+                    "text": step.system,
                     "cache_control": {"type": "ephemeral", "ttl": self.cache_ttl},
                 }
             ],
-            "messages": messages,
+            "messages": step.messages,
         }
-        if output_config is not None:
-            request["output_config"] = output_config
+        if step.output_config is not None:
+            request["output_config"] = step.output_config
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
+        return request
+
+    def _send(self, step: _Step, trace: _Trace) -> _Answer:
+        request = self._request(step)
+        key, hit = self._lookup(step, request)
+        if hit is not None:
+            return hit
         started = time.perf_counter()
         try:
             reply = self.client.messages.parse(**request)
         except anthropic.APIError as exc:
-            detail = describe_api_error(exc)
-            self._record(kind, self.model, started, error=detail)
-            raise JudgeError(
-                f"the judge's API call failed after the client's retries: {detail}",
-                reason="api_error",
-            ) from exc
+            raise self._api_failure(step.kind, exc, started, trace) from exc
+        return self._answer(step.kind, reply, started, key, trace)
+
+    async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
+        request = self._request(step)
+        key, hit = self._lookup(step, request)
+        if hit is not None:
+            return hit
+        started = time.perf_counter()
+        aclient = self._async.client()
+        try:
+            if aclient is None:  # not the SDK's client: run the sync call off the loop
+                reply = await asyncio.to_thread(lambda: self.client.messages.parse(**request))
+            else:
+                reply = await aclient.messages.parse(**request)
+        except anthropic.APIError as exc:
+            raise self._api_failure(step.kind, exc, started, trace) from exc
+        return self._answer(step.kind, reply, started, key, trace)
+
+    def _lookup(self, step: _Step, request: dict[str, Any]) -> tuple[str | None, _Answer | None]:
+        """The request's cache key, and the cached answer if a valid one is stored."""
+        if self.cache is None:
+            return None, None
+        key = request_digest(request)
+        text = self.cache.get(key)
+        if text is None:
+            return key, None
+        try:
+            step.spec.parse_text(text)
+        except WireError:
+            # stored by a laxer gradeloop, or damaged: never reuse it, ask again
+            self.cache.discard(key)
+            return key, None
+        return key, _Answer(None, text, None, time.perf_counter(), key, cached=True)
+
+    def _api_failure(
+        self, kind: CallKind, exc: anthropic.APIError, started: float, trace: _Trace
+    ) -> JudgeError:
+        detail = describe_api_error(exc)
+        trace.records.append(self._record(kind, self.model, started, error=detail))
+        return JudgeError(
+            f"the judge's API call failed after the client's retries: {detail}",
+            reason="api_error",
+        )
+
+    def _answer(
+        self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
+    ) -> _Answer:
         parsed = getattr(reply, "parsed_output", None)
         if parsed is not None and getattr(reply, "stop_reason", None) in FINISHED:
-            return _Answer(reply, None, parsed, started)
+            return _Answer(reply, None, parsed, started, key)
         try:
             text = first_text(reply)
         except NotAnAnswer as exc:
-            self._record(kind, self.model, started, reply, error=str(exc))
+            trace.records.append(self._record(kind, self.model, started, reply, error=str(exc)))
             raise JudgeError(f"the judge gave no verdict: {exc}", reason=exc.reason) from exc
-        return _Answer(reply, text, None, started)
+        return _Answer(reply, text, None, started, key)
 
-    def _settle(self, kind: CallKind, answer: _Answer, error: str | None = None) -> None:
-        self._record(kind, self.model, answer.started, answer.reply, error=error)
+    def _settle(
+        self, kind: CallKind, answer: _Answer, trace: _Trace, error: str | None = None
+    ) -> None:
+        record = self._record(
+            kind, self.model, answer.started, answer.reply, error=error, cached=answer.cached
+        )
+        trace.records.append(record)
+        if error is None and answer.key is not None and not answer.cached:
+            assert self.cache is not None
+            text = answer.text if answer.text is not None else _reply_text(answer.reply)
+            if text is not None:
+                self.cache.put(answer.key, text, model=self.model)
+
+
+def _annotate(exc: JudgeError, trace: _Trace) -> None:
+    exc.attempts = len(trace.records)
+    exc.usage = trace.usage
 
 
 def _judged(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
@@ -238,3 +383,10 @@ def _read(spec: WireSpec, answer: _Answer) -> Verdict:
     if answer.text is None:
         return spec.parse_object(answer.parsed)
     return spec.parse_text(answer.text)
+
+
+def _reply_text(reply: Any) -> str | None:
+    try:
+        return first_text(reply)
+    except NotAnAnswer:
+        return None

@@ -83,7 +83,8 @@ class CallRecord:
 
     ``kind`` is ``"generate"``, ``"evaluate"`` or ``"repair"`` (the judge's one
     retry after an invalid JSON reply). ``ok`` is False when the call raised or
-    its reply was unusable; ``error`` then says why.
+    its reply was unusable; ``error`` then says why. ``cached`` is True when no
+    request was sent because the verdict cache held the reply (no tokens spent).
     """
 
     kind: CallKind
@@ -93,6 +94,7 @@ class CallRecord:
     latency_ms: float
     ok: bool = True
     error: str | None = None
+    cached: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the record."""
@@ -123,6 +125,8 @@ class Metered:
         started: float,
         reply: Any = None,
         error: str | None = None,
+        *,
+        cached: bool = False,
     ) -> CallRecord:
         record = CallRecord(
             kind=kind,
@@ -132,6 +136,7 @@ class Metered:
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             ok=error is None,
             error=error,
+            cached=cached,
         )
         self.calls.append(record)
         return record

@@ -1,0 +1,75 @@
+"""The async twin of a sync Anthropic client: same settings, one per event loop.
+
+``anthropic.AsyncAnthropic`` holds a connection pool bound to the event loop it first
+ran in, and ``asyncio.run`` makes a new loop each time; so the twin is built lazily for
+each running loop, and :meth:`AsyncTwin.aclose` closes the running loop's one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from typing import Any
+
+import anthropic
+
+__all__ = ["AsyncTwin", "async_twin"]
+
+
+def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnthropic:
+    """An ``AsyncAnthropic`` with ``client``'s credentials, URL, retries, timeout and
+    default headers and query (a custom ``http_client`` or middleware is not copied)."""
+    kwargs: dict[str, Any] = {
+        "base_url": client.base_url,
+        "max_retries": client.max_retries,
+        "timeout": client.timeout,
+        "default_headers": dict(getattr(client, "_custom_headers", None) or {}) or None,
+        "default_query": dict(getattr(client, "_custom_query", None) or {}) or None,
+        **extra,
+    }
+    if client.api_key:
+        kwargs["api_key"] = client.api_key
+    elif client.auth_token:
+        kwargs["auth_token"] = client.auth_token
+    elif getattr(client, "credentials", None) is not None:
+        kwargs["credentials"] = client.credentials
+    return anthropic.AsyncAnthropic(**kwargs)
+
+
+class AsyncTwin:
+    """Gives the async client to use from the running loop, or None to mean "run the
+    sync client in a worker thread" (a client that is not the SDK's, such as a fake).
+
+    ``given`` (an async client the caller built) is used as it is, in every loop.
+    """
+
+    def __init__(self, client: Any, given: Any = None) -> None:
+        self._client = client
+        self._given = given
+        self._lock = threading.Lock()
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def client(self) -> Any | None:
+        """The async client for the running loop (built on first use), or None."""
+        if self._given is not None:
+            return self._given
+        if not isinstance(self._client, anthropic.Anthropic):
+            return None
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            twin = self._per_loop.get(loop)
+            if twin is None:
+                twin = async_twin(self._client)
+                self._per_loop[loop] = twin
+        return twin
+
+    async def aclose(self) -> None:
+        """Close the twin built for the running loop, if any (never a ``given`` one)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            twin = self._per_loop.pop(loop, None)
+        if twin is not None:
+            await twin.close()
