@@ -20,6 +20,7 @@ from gradeloop.errors import (
     LoopNotFoundError,
     NotAnAnswer,
     RubricError,
+    RubricWarning,
     UnknownCheckerError,
 )
 from gradeloop.grading._checks import CheckResult
@@ -112,6 +113,7 @@ __all__ = [
     "Registry",
     "Rubric",
     "RubricError",
+    "RubricWarning",
     "ShadowResult",
     "ShadowSide",
     "ToolRunner",

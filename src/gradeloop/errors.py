@@ -21,6 +21,9 @@ The tree::
     └── HistoryError                    the history store cannot be read or written
         └── LoopNotFoundError (LookupError)
 
+    RubricWarning (UserWarning)         a rubric that loads but costs more than it should
+                                        (long anchors/examples sent with every judge call)
+
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
 ``NotAnAnswer.reason`` / ``.stop_details``.
@@ -44,6 +47,7 @@ __all__ = [
     "LoopNotFoundError",
     "NotAnAnswer",
     "RubricError",
+    "RubricWarning",
     "UnknownCheckerError",
 ]
 
@@ -74,6 +78,13 @@ class RubricError(GradeloopError, ValueError):
             where.append(f"criterion {key!r}")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class RubricWarning(UserWarning):
+    """A rubric that is valid but wasteful, such as very long anchors or examples.
+
+    Not an error: the rubric loads. Silence it with the :mod:`warnings` filters.
+    """
 
 
 class CheckerError(GradeloopError):

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from ..errors import CheckerConflictError, RubricError, UnknownCheckerError
+from ._guidance import Example, validate_anchors, validate_guidance, warn_if_long
 from ._registry import Registry, default_registry
 
 JUDGE = "judge"
@@ -52,6 +53,15 @@ class Criterion(BaseModel):
     threshold: float | None = None
     shadow: str | None = None
     shadow_options: dict[str, Any] = Field(default_factory=dict)
+    anchors: dict[int, str] = Field(default_factory=dict)
+    examples: tuple[Example, ...] = ()
+
+    @field_validator("anchors", mode="before")
+    @classmethod
+    def _anchors_ok(cls, v: Any) -> Any:
+        if not isinstance(v, Mapping):
+            raise ValueError('anchors are a table of score = "text": { 1 = "...", 10 = "..." }')
+        return validate_anchors(v)
 
     @field_validator("key")
     @classmethod
@@ -115,6 +125,14 @@ class Criterion(BaseModel):
                 "'shadow_options' are for a shadow checker; name one with "
                 'shadow = "<checker>" or remove them'
             )
+        return self
+
+    @model_validator(mode="after")
+    def _guidance_fits(self) -> Criterion:
+        judged = self.checker is None or self.shadow == JUDGE
+        validate_guidance(
+            scale=self.scale, judged=judged, anchors=self.anchors, examples=self.examples
+        )
         return self
 
     @property
@@ -196,6 +214,8 @@ class Rubric(Sequence[Criterion]):
             raise RubricError(
                 "every weight is 0; give at least one criterion a weight > 0", path=self.path
             )
+        for c in items:
+            warn_if_long(c.key, c.anchors, c.examples, self.path)
         reg = registry or default_registry()
         self._criteria = tuple(
             _bind_checker(c, reg, self.path, _line(_lines, i)) for i, c in enumerate(items)
@@ -382,17 +402,35 @@ def _criterion(item: Any, index: int, path: str | Path | None, line: int | None)
         return Criterion.model_validate(dict(item))
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            msg = _unknown_field(field, Criterion.model_fields, "criterion")
-        elif err["type"] == "missing":
-            msg = f"missing required field {field!r}"
-        elif err["type"] == "literal_error" and field == "scale":
-            msg = f"scale must be 'pass_fail' or 'score', not {err.get('input')!r}"
+        loc = err["loc"]
+        if loc and loc[0] == "examples" and len(loc) >= 2 and isinstance(loc[1], int):
+            msg = f"example {loc[1] + 1}: {_example_problem(err)}"
         else:
-            reason = str(err["msg"]).removeprefix("Value error, ")
-            msg = f"field {field!r}: {reason}" if field else reason
+            msg = _field_problem(err)
         raise RubricError(msg, path=path, key=label, line=line) from None
+
+
+def _field_problem(err: Any) -> str:
+    field = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return _unknown_field(field, Criterion.model_fields, "criterion")
+    if err["type"] == "missing":
+        return f"missing required field {field!r}"
+    if err["type"] == "literal_error" and field == "scale":
+        return f"scale must be 'pass_fail' or 'score', not {err.get('input')!r}"
+    reason = str(err["msg"]).removeprefix("Value error, ")
+    return f"field {field!r}: {reason}" if field else reason
+
+
+def _example_problem(err: Any) -> str:
+    """An ``examples`` entry's fault, named by the example's own field."""
+    field = ".".join(str(p) for p in err["loc"][2:])
+    if err["type"] == "extra_forbidden":
+        return _unknown_field(field, Example.model_fields, "example")
+    if err["type"] == "missing":
+        return f"missing required field {field!r}"
+    reason = str(err["msg"]).removeprefix("Value error, ")
+    return f"field {field!r}: {reason}" if field else reason
 
 
 def _bind_checker(

@@ -9,6 +9,7 @@ data to be judged rather than instructions to follow.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -55,15 +56,60 @@ def tagged(name: str, text: str) -> str:
     return f"<{name}>\n{defused}\n</{name}>"
 
 
+GUIDANCE_NOTE = """\
+Indented under a criterion, `anchors` say what a draft at a given score looks \
+like and each `example` is a text already judged on that criterion (with why): \
+use them to calibrate your judgement of the draft, never as part of it."""
+
+
 def criteria_block(criteria: Sequence[Criterion]) -> str:
-    """The ``<criteria>`` block, one line per criterion, in the given order."""
-    lines = "\n".join(c.prompt_line() for c in criteria)
-    return f"<criteria>\n{lines}\n</criteria>"
+    """The ``<criteria>`` block, one line per criterion, in the given order.
+
+    A criterion's anchors and examples follow it on indented lines, each text
+    JSON-quoted so it stays on one line and cannot end the block early.
+    """
+    lines: list[str] = []
+    for c in criteria:
+        lines.append(c.prompt_line())
+        lines.extend(guidance_lines(c))
+    body = "\n".join(lines)
+    return f"<criteria>\n{body}\n</criteria>"
+
+
+def guidance_lines(c: Criterion) -> list[str]:
+    """The compact, deterministic lines for a criterion's anchors and examples."""
+    out: list[str] = []
+    if c.anchors:
+        out.append(
+            "  anchors: " + "; ".join(f"{score} = {_quote(t)}" for score, t in c.anchors.items())
+        )
+    for example in c.examples:
+        verdict = (
+            f"score {example.score}"
+            if example.score is not None
+            else ("met" if example.met else "not met")
+        )
+        why = f" - why: {_quote(example.why)}" if example.why else ""
+        out.append(f"  example ({verdict}): {_quote(example.text)}{why}")
+    return out
+
+
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _quote(text: str) -> str:
+    # JSON quoting keeps a text on one line (escaping too the Unicode line breaks
+    # JSON leaves raw); "<\/" (a valid JSON escape) defuses any closing tag in it
+    quoted = json.dumps(text, ensure_ascii=False).translate(_LINE_BREAKS)
+    return quoted.replace("</", "<\\/")
 
 
 def judge_system(criteria: Sequence[Criterion], schema_json: str | None = None) -> str:
     """The judge's system text; with ``schema_json``, the JSON-mode variant."""
-    parts = [JUDGE_INSTRUCTIONS, criteria_block(criteria)]
+    parts = [JUDGE_INSTRUCTIONS]
+    if any(c.anchors or c.examples for c in criteria):
+        parts.append(GUIDANCE_NOTE)
+    parts.append(criteria_block(criteria))
     if schema_json is not None:
         parts += [JSON_INSTRUCTIONS, f"<schema>\n{schema_json}\n</schema>"]
     return "\n\n".join(parts)
