@@ -10,6 +10,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from ..errors import InputError
 from ..grading._rubric import Rubric
 from ..history._store import HistoryStore
 from ..migration._calibrate import (
@@ -21,6 +22,7 @@ from ..migration._calibrate import (
 )
 from ..migration._compare import rubric_label
 from ..migration._jsonl import digest, read_labels
+from ..migration._suggest import suggest_examples, suggestions_toml
 from ._io import add_db_option, console, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
 
@@ -52,6 +54,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--task", metavar="TEXT", help="task for lines that have none")
     p.add_argument("--task-file", metavar="FILE", help="read that task from a file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--suggest-examples",
+        action="store_true",
+        help="also print, per judge key, the drafts where the judge disagreed with the "
+        "labels, as rubric `examples` to paste (in --json: under 'suggested_examples')",
+    )
+    p.add_argument(
+        "--examples-per-key",
+        type=int,
+        default=3,
+        metavar="N",
+        help="at most N suggested examples per key, shortest drafts first (default 3)",
+    )
     add_db_option(p)
     p.add_argument(
         "--no-history",
@@ -65,6 +80,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code."""
     rubric = Rubric.load(args.rubric)
+    if args.examples_per_key < 1:
+        raise InputError(f"--examples-per-key must be at least 1, not {args.examples_per_key}")
     default_task = None
     if args.task is not None or args.task_file is not None:
         default_task = read_task(args.task, args.task_file)
@@ -85,11 +102,32 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+    suggested = None
+    if args.suggest_examples:
+        suggested = suggest_examples(rubric, report.disagreements, per_key=args.examples_per_key)
     if args.json:
-        print_json(report.to_json())
-    else:
-        render(report)
+        out = report.to_json()
+        if suggested is not None:
+            out["suggested_examples"] = suggested
+        print_json(out)
+        return 0
+    render(report)
+    if suggested is not None:
+        _suggestions(suggested)
     return 0
+
+
+def _suggestions(suggested: dict[str, Any]) -> None:
+    out = console()
+    if not suggested:
+        out.print("\nno suggested examples: the judge agreed with every label", markup=False)
+        return
+    out.print(
+        "\nsuggested examples (drafts where the judge disagreed with the labels; "
+        "edit each `why`, then paste into the criterion):\n",
+        markup=False,
+    )
+    out.print(suggestions_toml(suggested), markup=False, soft_wrap=True, end="")
 
 
 def _judge_keys(rubric: Rubric, items: Any) -> list[str]:

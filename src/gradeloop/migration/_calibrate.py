@@ -24,6 +24,7 @@ from ..grading._rubric import Criterion, Rubric
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._compare import rubric_label
 from ._jsonl import LabelledItem
+from ._suggest import Disagreement
 
 __all__ = ["MIN_LABELS", "CalibrationReport", "KeyCalibration", "calibrate", "needs_judge"]
 
@@ -138,6 +139,7 @@ class CalibrationReport:
     labels_path: str = ""
     labels_digest: str = ""
     judge_failures: list[tuple[str, str]] = field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
     run_id: str = field(default_factory=lambda: f"cal_{uuid.uuid4().hex[:12]}")
     started_at: float = field(default_factory=time.time)
     previous: Mapping[str, Any] | None = None
@@ -211,6 +213,7 @@ def calibrate(
         _require_judge(rubric, items)
     pairs: dict[tuple[str, Role], _Pairs] = {}
     failures: list[tuple[str, str]] = []
+    disagreements: list[Disagreement] = []
     for item in items:
         try:
             ev = grade(
@@ -227,6 +230,7 @@ def calibrate(
             ev = grade(item.draft, rubric, task=item.task, skip_judge=True, registry=registry)
         for key, label in item.labels.items():
             _collect(pairs, rubric[key], label, ev)
+            disagreements.extend(_disagreement(rubric[key], item, label, ev))
     keys = [_key_figures(rubric[key], role, p, previous) for (key, role), p in pairs.items()]
     order = {k: i for i, k in enumerate(rubric.keys)}
     keys.sort(key=lambda k: (order[k.key], k.role != "primary"))
@@ -237,6 +241,7 @@ def calibrate(
         keys=keys,
         judge_model=getattr(judge, "model", None) if use_judge else None,
         judge_failures=failures,
+        disagreements=disagreements,
         previous=previous,
     )
 
@@ -266,6 +271,22 @@ def _collect(
     pairs.setdefault((c.key, "shadow"), _Pairs()).add(
         c, label, side.passed if side else None, side.score if side else None
     )
+
+
+def _disagreement(
+    c: Criterion, item: LabelledItem, label: bool | float, ev: Evaluation
+) -> list[Disagreement]:
+    """The judge's answer on its own key, when it is the other one than the label's."""
+    r = ev[c.key]
+    if r.source != "judge" or not r.checked:
+        return []
+    if any(i.startswith("the judge gave no") for i in r.issues):
+        return []  # a missing answer teaches nothing about the criterion
+    human = label if isinstance(label, bool) else label >= c.pass_threshold
+    if human == r.passed:
+        return []
+    score = r.score if c.scale == "score" else None
+    return [Disagreement(c.key, item.output_id, item.draft, label, r.passed, score)]
 
 
 def _key_figures(
