@@ -92,10 +92,8 @@ def test_the_toml_pastes_into_a_rubric_that_loads(rubric: Rubric) -> None:
 
 def cli(emulator: Emulator, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     emulator.responder = stand_in().respond
-    code = main(
-        ["calibrate", LABELS, "--rubric", str(SHADOW_RUBRIC), "--no-history", *args]
-        + ["--task-file", TASK, "--base-url", emulator.base_url]
-    )
+    base = ["--task-file", TASK, "--base-url", emulator.base_url]
+    code = main(["calibrate", LABELS, "--rubric", str(SHADOW_RUBRIC), "--no-history", *args, *base])
     out, _ = capsys.readouterr()
     return code, out
 
