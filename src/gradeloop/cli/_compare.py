@@ -4,6 +4,7 @@ would moving the key to code save?"""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,13 @@ from rich.table import Table
 from ..errors import InputError
 from ..grading._rubric import Rubric
 from ..grading._shadow import ShadowResult, ShadowSide, judge_request
+from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
 from ..migration._compare import CompareReport, KeyComparison, compare, side_names
 from ..migration._jsonl import DraftItem, read_drafts
 from ._io import add_db_option, console, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
+from ._record import record_grading
 
 
 def add_parser(sub: Any) -> None:
@@ -90,10 +93,22 @@ def run(args: argparse.Namespace) -> int:
             assert store is not None
             items = history_drafts(store, args.loops)
         judge = build_judge(args) if asked else None
-        report = compare(items, rubric, judge=judge, store=None if args.no_history else store)
+        graded: list[GradedDraft] = []
+        report = compare(
+            items,
+            rubric,
+            judge=judge,
+            store=None if args.no_history else store,
+            on_draft=lambda item, ev: graded.append(
+                GradedDraft(item.output_id, item.draft, ev, item.task)
+            ),
+        )
     finally:
         if store is not None:
             store.close()
+    failed = dict(report.judge_failures)
+    graded = [replace(d, error=failed.get(d.item_id)) for d in graded]
+    record_grading(args, rubric, graded, origin="compare", judge=judge)
     if args.json:
         print_json(report.to_json())
     else:

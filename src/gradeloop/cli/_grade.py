@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -11,8 +12,10 @@ from rich.table import Table
 from ..grading._grade import Evaluation, grade
 from ..grading._rubric import Rubric
 from ..grading._shadow import ShadowResult, ShadowSide, judge_request
-from ._io import console, print_json, read_task, read_text
+from ..history._grading import GradedDraft
+from ._io import add_db_option, console, print_json, read_task, read_text
 from ._models import add_model_options, build_judge, model_configured, require_model
+from ._record import add_history_options, record_grading
 
 
 def add_parser(sub: Any) -> None:
@@ -33,6 +36,8 @@ def add_parser(sub: Any) -> None:
         help="grade only the code-filled keys; judge keys are reported as not "
         "checked (and the draft is not accepted)",
     )
+    add_db_option(p)
+    add_history_options(p)
     add_model_options(p, generator=False)
     p.set_defaults(run=run)
 
@@ -48,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
         if model_configured(args):  # judge shadows alone run only when a model is set
             judge = build_judge(args)
     evaluation = grade(draft, rubric, task=task, judge=judge, skip_judge=args.code_only)
+    item = "stdin" if args.draft == "-" else Path(args.draft).name
+    record_grading(
+        args, rubric, [GradedDraft(item, draft, evaluation, task)], origin="grade", judge=judge
+    )
     if args.json:
         print_json(evaluation.to_json())
     else:

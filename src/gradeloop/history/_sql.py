@@ -118,6 +118,34 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # 3: grading runs (drafts graded together by one rubric, outside any loop) and
+    # their drafts, each with its full per-key record.
+    (
+        """
+        CREATE TABLE grading_runs (
+            run_id      TEXT PRIMARY KEY,
+            started_at  REAL NOT NULL,
+            origin      TEXT NOT NULL,
+            rubric_name TEXT NOT NULL,
+            rubric_json TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            drafts      INTEGER NOT NULL,
+            accepted    INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX grading_runs_by_start ON grading_runs (started_at DESC)",
+        """
+        CREATE TABLE graded_drafts (
+            run_id        TEXT NOT NULL REFERENCES grading_runs (run_id) ON DELETE CASCADE,
+            position      INTEGER NOT NULL,
+            item_id       TEXT NOT NULL,
+            accepted      INTEGER NOT NULL,
+            overall_score REAL,
+            record_json   TEXT NOT NULL,
+            PRIMARY KEY (run_id, position)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import HistoryError, LoopNotFoundError
 from ._agreement import AgreementRecords
+from ._grading import GradingRecords
 from ._paths import default_history_path
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 from ._sql import connect
@@ -58,11 +59,12 @@ class LoopSummary:
     status: str = "finished"
 
 
-class HistoryStore(AgreementRecords):
+class HistoryStore(AgreementRecords, GradingRecords):
     """The SQLite history of optimisation loops.
 
     It also keeps shadow outcomes and judge calibration runs (the methods of
-    :class:`~gradeloop.history._agreement.AgreementRecords`).
+    :class:`~gradeloop.history._agreement.AgreementRecords`) and grading runs
+    (:class:`~gradeloop.history._grading.GradingRecords`).
 
     ``path`` defaults to :func:`default_history_path` (under ``$GRADELOOP_HOME``);
     ``":memory:"`` gives a private in-memory store. ``timeout`` is how long, in

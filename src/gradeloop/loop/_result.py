@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..grading._detail import detail_json
 from ..grading._grade import Evaluation
 from ..models._usage import Usage
 
@@ -68,6 +69,7 @@ class Iteration:
         return {
             **self.generation_json(),
             "evaluation": self.evaluation.to_json() if self.evaluation else None,
+            "detail": detail_json(self.evaluation) if self.evaluation else None,
             "judge_error": self.judge_error,
             "reused_from": self.reused_from,
             "feedback": self.feedback,

@@ -1,0 +1,52 @@
+"""Recording what a grading command graded, as a grading run in the history."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import HistoryError
+from ..grading._rubric import Rubric
+from ..history._grading import GradedDraft
+from ..history._store import HistoryStore
+from ..migration._compare import rubric_label
+
+
+def add_history_options(parser: argparse.ArgumentParser) -> None:
+    """``--no-history`` for a grading command (``--db`` comes from add_db_option)."""
+    parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="do not record this grading run in the history database",
+    )
+
+
+def record_grading(
+    args: argparse.Namespace,
+    rubric: Rubric,
+    drafts: Sequence[GradedDraft],
+    *,
+    origin: str,
+    judge: object = None,
+) -> str | None:
+    """Store the run unless ``--no-history``; returns its id.
+
+    A history that cannot be written (a read-only home, a broken file) costs the
+    user a warning, never the grade they asked for.
+    """
+    if getattr(args, "no_history", False) or not drafts:
+        return None
+    config = {"judge_model": getattr(judge, "model", None), "origin": origin}
+    try:
+        with HistoryStore(getattr(args, "db", None)) as store:
+            return store.add_grading_run(
+                drafts,
+                rubric=rubric.to_dict(),
+                rubric_name=rubric_label(rubric),
+                origin=origin,
+                config=config,
+            )
+    except HistoryError as exc:
+        print(f"gradeloop: warning: the grading run was not recorded: {exc}", file=sys.stderr)
+        return None

@@ -1,0 +1,157 @@
+"""The history store's records of grading runs: a set of drafts graded by one rubric.
+
+A mixin of :class:`~gradeloop.HistoryStore` (schema version 3). A grading run is
+what one ``gradeloop grade`` or ``gradeloop compare`` invocation graded: per draft
+its id, text, overall score, acceptance and the full per-key record
+(:func:`gradeloop.grading._detail.detail_json`), or the error that stopped its
+grading. Everything is scrubbed on the way in, like loop records.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import HistoryError, LoopNotFoundError
+from ..grading._detail import detail_json
+from ..grading._grade import Evaluation
+from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
+
+__all__ = ["GradedDraft", "GradingRecords", "GradingRunSummary"]
+
+
+@dataclass(frozen=True)
+class GradedDraft:
+    """One draft of a grading run: its evaluation, or why it has none.
+
+    ``error`` is set (and ``evaluation`` None) when grading the draft failed, for
+    example a judge failure in a batch; such a draft is never accepted.
+    """
+
+    item_id: str
+    draft: str
+    evaluation: Evaluation | None = None
+    task: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class GradingRunSummary:
+    """One line of :meth:`GradingRecords.list_grading_runs`."""
+
+    run_id: str
+    started_at: float
+    origin: str
+    rubric_name: str
+    drafts: int
+    accepted: int
+
+
+class GradingRecords:
+    """Store and read grading runs."""
+
+    path: Path
+
+    if TYPE_CHECKING:
+
+        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def add_grading_run(
+        self,
+        drafts: Sequence[GradedDraft],
+        *,
+        rubric: Mapping[str, Any],
+        rubric_name: str = "",
+        origin: str = "grade",
+        config: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        """Store one grading run in one transaction; returns its id.
+
+        ``rubric`` is ``Rubric.to_dict()``; ``origin`` says what graded the drafts
+        (``"grade"``, ``"compare"``...); ``config`` holds settings such as the
+        judge model (credentials are dropped).
+        """
+        run_id = run_id or f"grade_{uuid.uuid4().hex[:12]}"
+        rows = [_row(run_id, position, d) for position, d in enumerate(drafts)]
+        accepted = sum(row[3] for row in rows)
+        with self._write() as conn:
+            try:
+                conn.execute(
+                    "INSERT INTO grading_runs (run_id, started_at, origin, rubric_name,"
+                    " rubric_json, config_json, drafts, accepted) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        time.time(),
+                        origin,
+                        scrub_text(rubric_name),
+                        _dumps(scrub_rubric(rubric)),
+                        _dumps(scrub_settings(dict(config or {}))),
+                        len(rows),
+                        accepted,
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise HistoryError(f"grading run {run_id!r} is already in {self.path}") from exc
+            conn.executemany("INSERT INTO graded_drafts VALUES (?, ?, ?, ?, ?, ?)", rows)
+        return run_id
+
+    def list_grading_runs(self, limit: int = 20, offset: int = 0) -> list[GradingRunSummary]:
+        """Recorded grading runs, newest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT run_id, started_at, origin, rubric_name, drafts, accepted"
+                " FROM grading_runs ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                (max(0, int(limit)), max(0, int(offset))),
+            ).fetchall()
+        return [GradingRunSummary(*tuple(r)) for r in rows]
+
+    def grading_run(self, run_id: str) -> dict[str, Any]:
+        """One run: ``run_id``, ``started_at``, ``origin``, ``rubric_name``,
+        ``rubric``, ``config`` and ``drafts`` (each record as stored, in order)."""
+        with self._read() as conn:
+            run = conn.execute("SELECT * FROM grading_runs WHERE run_id = ?", (run_id,)).fetchone()
+            if run is None:
+                raise LoopNotFoundError(f"no grading run {run_id!r} in {self.path}")
+            rows = conn.execute(
+                "SELECT record_json FROM graded_drafts WHERE run_id = ? ORDER BY position",
+                (run_id,),
+            ).fetchall()
+        return {
+            "run_id": run["run_id"],
+            "started_at": float(run["started_at"]),
+            "origin": run["origin"],
+            "rubric_name": run["rubric_name"],
+            "rubric": json.loads(run["rubric_json"]),
+            "config": json.loads(run["config_json"]),
+            "drafts": [json.loads(r[0]) for r in rows],
+        }
+
+
+def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
+    ev = d.evaluation
+    record: dict[str, Any] = {
+        "item_id": d.item_id,
+        "task": d.task,
+        "content": d.draft,
+        "error": d.error,
+        "evaluation": ev.to_json() if ev is not None else None,
+        "detail": detail_json(ev) if ev is not None else None,
+    }
+    stored = scrub_values(record)
+    accepted = ev is not None and d.error is None and ev.accepted
+    score = None if ev is None else round(ev.overall_score, 4)
+    return (run_id, position, stored["item_id"], int(accepted), score, _dumps(stored))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
