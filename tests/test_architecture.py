@@ -22,7 +22,13 @@ LAYERS = (
     ("gradeloop.models",),
     ("gradeloop.loop",),
     ("gradeloop.history",),
-    ("gradeloop.migration", "gradeloop.tools", "gradeloop.graph", "gradeloop.mcp_server"),
+    (
+        "gradeloop.migration",
+        "gradeloop.tools",
+        "gradeloop.graph",
+        "gradeloop.mcp_server",
+        "gradeloop.report",
+    ),
     ("gradeloop.testing", "gradeloop.cli", "gradeloop.__main__"),
 )
 CHECKER_LAYERS = (

@@ -17,9 +17,19 @@ from typing import NoReturn
 from .. import __version__
 from ..errors import GradeloopError
 from ..grading._registry import reset_default_registry
-from . import _calibrate, _checkers, _compare, _grade, _history, _mcp, _optimize
+from . import (
+    _calibrate,
+    _checkers,
+    _compare,
+    _grade,
+    _history,
+    _mcp,
+    _optimize,
+    _report,
+    _view,
+)
 
-COMMANDS = (_grade, _optimize, _history, _checkers, _mcp, _compare, _calibrate)
+COMMANDS = (_grade, _optimize, _history, _checkers, _mcp, _compare, _calibrate, _report, _view)
 
 
 class _Parser(argparse.ArgumentParser):
