@@ -96,6 +96,8 @@ class Emulator:
         self.cache_min_tokens = cache_min_tokens
         self.latency = latency
         self.requests: list[Request] = []
+        # (request body, usage sent) for every reply with a usage block, in answer order
+        self.answered: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.responder: Callable[[dict[str, Any]], Any] | None = None
         self._queue: deque[Any] = deque()
         self._cache: set[str] = set()
@@ -173,6 +175,8 @@ class Emulator:
         out["id"] = f"msg_emulated_{len(self.requests):04d}"
         out["model"] = body["model"]
         out["usage"] = self._usage(body, item)
+        with self._lock:
+            self.answered.append((body, out["usage"]))
         return 200, {"request-id": "req_emulated"}, out
 
     def _usage(self, body: dict[str, Any], reply: Message) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from gradeloop.migration._compare import compare
 from gradeloop.migration._jsonl import DraftItem, read_drafts
 from gradeloop.migration._key_cost import CostLedger, key_shares
 from gradeloop.models._prompts import judge_user
-from gradeloop.models._usage import CallRecord, Usage
+from gradeloop.models._usage import CallRecord, Usage, record_call
 from tests.cli_helpers import EXAMPLE, gradeloop
 from tests.emulator import Emulator
 
@@ -104,7 +104,9 @@ class CountingJudge:
         self.fail_on = fail_on
 
     def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
-        self.calls.append(CallRecord("evaluate", "m", "end_turn", Usage(100, 10), 1.0))
+        record = CallRecord("evaluate", "m", "end_turn", Usage(100, 10), 1.0)
+        self.calls.append(record)
+        record_call(record)
         if draft == self.fail_on:
             raise JudgeError("declined", reason="refusal")
         met = {c.key: len(draft.split()) <= 4 for c in criteria}

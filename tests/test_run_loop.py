@@ -10,7 +10,7 @@ from gradeloop import Rubric, Verdict
 from gradeloop.errors import InputError, JudgeError
 from gradeloop.grading._registry import Registry
 from gradeloop.loop._run import run_loop
-from gradeloop.models._usage import CallRecord, Usage
+from gradeloop.models._usage import CallRecord, Usage, record_call
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 HEADPHONES = {
@@ -205,16 +205,15 @@ class MeteredGenerator(FakeGenerator):
 
     def __init__(self, tokens: int) -> None:
         super().__init__()
-        self.records: list[CallRecord] = []
         self.tokens = tokens
 
     def generate(self, task: str, draft: str = "", issues: list[str] | None = None) -> str:
         text = super().generate(task, draft, issues)
-        self.calls.append(
+        record_call(
             CallRecord(
                 "generate",
                 "m",
-                "end_turn",  # type: ignore[arg-type]
+                "end_turn",
                 Usage(input_tokens=self.tokens, output_tokens=self.tokens),
                 1.0,
             )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from types import SimpleNamespace
 
-from gradeloop.models._usage import CallRecord, Metered, Usage
+from gradeloop.models._usage import CallRecord, Metered, Usage, metered, record_call
 from gradeloop.testing import text_reply
 
 
@@ -70,5 +72,74 @@ def test_metered_records_success_and_failure_and_sums() -> None:
     assert m.calls[1].model == "fallback-model" and m.calls[1].usage == Usage()
     assert m.calls[1].error == "HTTP 529 Overloaded"
     assert m.usage == m.calls[0].usage
-    assert m.usage_since(1) == Usage()
     assert m.calls[0].latency_ms >= 0
+
+
+def _rec(tokens: int) -> CallRecord:
+    return CallRecord("evaluate", "m", "end_turn", Usage(tokens, 0), 1.0)
+
+
+def test_a_meter_sees_the_calls_made_inside_its_block_only() -> None:
+    m = Metered()
+    m._record("generate", "m", time.perf_counter(), text_reply("ab"))  # before: not seen
+    with metered() as meter:
+        m._record("generate", "m", time.perf_counter(), text_reply("abcd" * 3))
+        record_call(_rec(5))  # a custom model reporting its own call
+    m._record("generate", "m", time.perf_counter(), text_reply("ab"))  # after: not seen
+    assert meter.calls == 2
+    assert meter.records[0] is m.calls[1]
+    assert meter.usage == m.calls[1].usage + Usage(5, 0)
+
+
+def test_meters_nest_and_the_outer_one_sees_everything() -> None:
+    with metered() as outer:
+        record_call(_rec(1))
+        with metered() as inner:
+            record_call(_rec(10))
+        record_call(_rec(100))
+    assert inner.usage == Usage(10, 0)
+    assert outer.usage == Usage(111, 0)
+
+
+def test_no_meter_open_records_nowhere_and_costs_nothing() -> None:
+    record_call(_rec(1))  # must not raise, must not leak into a later meter
+    with metered() as meter:
+        pass
+    assert meter.calls == 0 and meter.usage == Usage()
+
+
+def test_each_thread_sees_its_own_calls_on_a_shared_model() -> None:
+    shared = Metered()
+    barrier = threading.Barrier(8)
+    seen: dict[int, int] = {}
+
+    def work(n: int) -> None:
+        with metered() as meter:
+            barrier.wait()  # every thread records while the others' meters are open
+            for _ in range(n):
+                shared._record("evaluate", "m", time.perf_counter(), text_reply("abcd"))
+                time.sleep(0)
+        seen[n] = meter.calls
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(1, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {n: n for n in range(1, 9)}
+    assert len(shared.calls) == sum(range(1, 9))
+
+
+def test_asyncio_tasks_and_worker_threads_attribute_to_their_own_meter() -> None:
+    async def one(n: int) -> int:
+        with metered() as meter:
+            for _ in range(n):
+                await asyncio.sleep(0)
+                record_call(_rec(1))
+            await asyncio.to_thread(record_call, _rec(1000))  # a sync model in a worker
+        return meter.usage.input_tokens
+
+    async def main() -> list[int]:
+        return await asyncio.gather(*(one(n) for n in range(1, 6)))
+
+    assert asyncio.run(main()) == [1000 + n for n in range(1, 6)]

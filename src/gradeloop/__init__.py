@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         make_client,
         model_configured,
     )
+    from gradeloop.models._usage import Meter, metered, record_call
 
 # The model tier imports the `anthropic` SDK, which takes about two seconds of CPU
 # to import; code-only grading, `gradeloop checkers` and plugin loading never
@@ -61,10 +62,13 @@ _LAZY = {
     "AnthropicGenerator": "gradeloop.models._anthropic",
     "AnthropicJudge": "gradeloop.models._anthropic",
     "CallRecord": "gradeloop.models._usage",
+    "Meter": "gradeloop.models._usage",
     "Usage": "gradeloop.models._usage",
     "first_text": "gradeloop.models._reply",
     "make_client": "gradeloop.models._anthropic",
+    "metered": "gradeloop.models._usage",
     "model_configured": "gradeloop.models._anthropic",
+    "record_call": "gradeloop.models._usage",
 }
 
 
@@ -109,6 +113,7 @@ __all__ = [
     "LoopNotFoundError",
     "LoopResult",
     "LoopSummary",
+    "Meter",
     "NotAnAnswer",
     "Registry",
     "Rubric",
@@ -133,9 +138,11 @@ __all__ = [
     "grade",
     "hookimpl",
     "make_client",
+    "metered",
     "model_configured",
     "optimize",
     "read_drafts",
     "read_labels",
+    "record_call",
     "run_loop",
 ]

@@ -22,13 +22,11 @@ from ..loop._result import Iteration, StopReason
 from ..loop._run import (
     Generator,
     HistorySink,
-    _calls,
-    _usage_since,
     generator_task,
     new_id,
     record_shadows,
 )
-from ..models._usage import Usage
+from ..models._usage import Usage, metered
 
 JudgeErrors = Literal["revise", "raise"]
 
@@ -171,19 +169,20 @@ class Nodes:
 
     def generate(self, state: GraphState) -> dict[str, Any]:
         """Write the first draft, or revise the latest one on the last valid issues."""
-        start, n = time.perf_counter(), len(_calls(self.generator))
+        start = time.perf_counter()
         gen_task = generator_task(state["task"], self.rubric)
         draft = state.get("draft", "")
         # Call shapes match run_loop exactly: a plain object with only
         # generate(task, draft, issues) sees the same arguments from both.
-        if draft:
-            text = self.generator.generate(gen_task, draft, list(state.get("issues", [])))
-        else:
-            text = self.generator.generate(gen_task)
+        with metered() as meter:
+            if draft:
+                text = self.generator.generate(gen_task, draft, list(state.get("issues", [])))
+            else:
+                text = self.generator.generate(gen_task)
         if not isinstance(text, str):
             raise TypeError(f"the generator returned {type(text).__name__}, not str")
         ms = (time.perf_counter() - start) * 1000
-        usage = _usage_since(self.generator, n)
+        usage = meter.usage
         update: dict[str, Any] = {
             "draft": text,
             "output_id": new_id("out"),
@@ -203,25 +202,26 @@ class Nodes:
     def evaluate(self, state: GraphState) -> dict[str, Any]:
         """Grade the latest draft: checkers first, then the judge, merged and gated."""
         it = self._iteration(state)
-        start, n = time.perf_counter(), len(_calls(self.judge))
-        try:
-            ev = grade(
-                it.content,
-                self.rubric,
-                task=state["task"],
-                judge=self.judge,
-                registry=self.registry,
-            )
-        except JudgeError as exc:
-            if self.judge_errors == "raise":
-                raise  # the checkpoint stays before this node: invoke(None) retries it
-            it.judge_error = f"{exc.reason}: {exc}"
-        else:
-            trajectory = state.get("trajectory") or []
-            delta = ev.overall_score - trajectory[-1] if trajectory else None
-            it.evaluation = ev.with_ids(it.output_id, delta)
+        start = time.perf_counter()
+        with metered() as meter:
+            try:
+                ev = grade(
+                    it.content,
+                    self.rubric,
+                    task=state["task"],
+                    judge=self.judge,
+                    registry=self.registry,
+                )
+            except JudgeError as exc:
+                if self.judge_errors == "raise":
+                    raise  # the checkpoint stays before this node: invoke(None) retries it
+                it.judge_error = f"{exc.reason}: {exc}"
+            else:
+                trajectory = state.get("trajectory") or []
+                delta = ev.overall_score - trajectory[-1] if trajectory else None
+                it.evaluation = ev.with_ids(it.output_id, delta)
         it.evaluation_time_ms = (time.perf_counter() - start) * 1000
-        it.evaluation_usage = _usage_since(self.judge, n)
+        it.evaluation_usage = meter.usage
         update = self._judged(state, it)
         merged = {**state, **update}
         self._record(merged, it)

@@ -25,7 +25,7 @@ from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
-from ..models._usage import Usage
+from ..models._usage import Usage, metered
 from ._result import Iteration, LoopResult, StopReason
 from ._similarity import DEFAULT_SIMILARITY, similar
 
@@ -83,17 +83,6 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-def _calls(model: object) -> list[Any]:
-    calls = getattr(model, "calls", None)
-    return calls if isinstance(calls, list) else []
-
-
-def _usage_since(model: object, start: int) -> Usage:
-    """Usage the model recorded after its ``start``-th call (fakes record none)."""
-    records = _calls(model)[start:]
-    return sum((r.usage for r in records if isinstance(getattr(r, "usage", None), Usage)), Usage())
-
-
 def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
     """Store the draft's shadow outcomes, if the store keeps them (a reused verdict's
     outcomes were stored with the draft they came from)."""
@@ -131,11 +120,12 @@ class _Run:
     # -- the steps ----------------------------------------------------------------
 
     def generate(self, draft: str = "", issues: list[str] | None = None) -> Iteration:
-        start, n = time.perf_counter(), len(_calls(self.generator))
-        if draft:
-            text = self.generator.generate(self.gen_task, draft, issues)
-        else:
-            text = self.generator.generate(self.gen_task)
+        start = time.perf_counter()
+        with metered() as meter:  # this loop's calls only, even on a shared generator
+            if draft:
+                text = self.generator.generate(self.gen_task, draft, issues)
+            else:
+                text = self.generator.generate(self.gen_task)
         if not isinstance(text, str):
             raise TypeError(f"the generator returned {type(text).__name__}, not str")
         it = Iteration(
@@ -143,7 +133,7 @@ class _Run:
             output_id=new_id("out"),
             content=text,
             generation_time_ms=(time.perf_counter() - start) * 1000,
-            generation_usage=_usage_since(self.generator, n),
+            generation_usage=meter.usage,
         )
         self.history.append(it)
         return it
@@ -163,17 +153,22 @@ class _Run:
                 it.evaluation = self._with_improvement(twin.evaluation.with_ids(it.output_id))
                 it.reused_from, it.evaluation_time_ms = twin.output_id, 0.0
                 return
-        start, n = time.perf_counter(), len(_calls(self.judge))
-        try:
-            ev = grade(
-                it.content, self.rubric, task=self.task, judge=self.judge, registry=self.registry
-            )
-        except JudgeError as exc:
-            it.judge_error = f"{exc.reason}: {exc}"
-        else:
-            it.evaluation = self._with_improvement(ev.with_ids(it.output_id))
+        start = time.perf_counter()
+        with metered() as meter:  # this loop's calls only, even on a shared judge
+            try:
+                ev = grade(
+                    it.content,
+                    self.rubric,
+                    task=self.task,
+                    judge=self.judge,
+                    registry=self.registry,
+                )
+            except JudgeError as exc:
+                it.judge_error = f"{exc.reason}: {exc}"
+            else:
+                it.evaluation = self._with_improvement(ev.with_ids(it.output_id))
         it.evaluation_time_ms = (time.perf_counter() - start) * 1000
-        it.evaluation_usage = _usage_since(self.judge, n)
+        it.evaluation_usage = meter.usage
 
     def _with_improvement(self, ev: Evaluation) -> Evaluation:
         if self.last_valid is None or self.last_valid.evaluation is None:

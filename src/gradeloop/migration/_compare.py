@@ -17,6 +17,7 @@ from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ..grading._shadow import ShadowResult, judge_request
+from ..models._usage import metered
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._jsonl import DraftItem
 from ._key_cost import CostLedger, request_size
@@ -158,22 +159,22 @@ def compare(
     outcomes: dict[str, list[ShadowResult]] = {c.key: [] for c in rubric.shadowed}
     for item in items:
         report.drafts += 1
-        start = len(_calls(judge))
-        try:
-            evaluation = grade(
-                item.draft, rubric, task=item.task, judge=judge, registry=registry
-            ).with_ids(item.output_id)
-        except JudgeError as exc:
-            report.judge_failures.append((item.output_id, f"{exc.reason}: {exc}"))
-            # the code sides still answered: keep them (judge sides become skipped)
-            evaluation = grade(
-                item.draft, rubric, task=item.task, skip_judge=True, registry=registry
-            ).with_ids(item.output_id)
+        with metered() as meter:
+            try:
+                evaluation = grade(
+                    item.draft, rubric, task=item.task, judge=judge, registry=registry
+                ).with_ids(item.output_id)
+            except JudgeError as exc:
+                report.judge_failures.append((item.output_id, f"{exc.reason}: {exc}"))
+                # the code sides still answered: keep them (judge sides become skipped)
+                evaluation = grade(
+                    item.draft, rubric, task=item.task, skip_judge=True, registry=registry
+                ).with_ids(item.output_id)
         report.cost.add(
             asked,
             item.task,
             item.draft,
-            _calls(judge)[start:],
+            meter.records,
             json_mode=getattr(judge, "mode", None) == "json",
         )
         for s in evaluation.shadows:
@@ -207,8 +208,3 @@ def summarize(c: Criterion, outcomes: Sequence[ShadowResult]) -> KeyComparison:
         disagreements=tuple(s for s in ok if s.agree is False),
         errors=errors[:5],
     )
-
-
-def _calls(judge: object) -> list[Any]:
-    calls = getattr(judge, "calls", None)
-    return calls if isinstance(calls, list) else []

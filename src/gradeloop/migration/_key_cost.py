@@ -1,6 +1,6 @@
 """What each criterion costs in judge tokens: what moving it to code would save.
 
-The judge's usage is measured per request (``judge.calls``); which key caused
+The judge's usage is measured per request (the judge's call records); which key caused
 which token is not. So measured usage is *attributed* to keys, like this:
 
 * **input**: a key's share is the text it adds to the request - its line in the
@@ -148,7 +148,7 @@ class CostLedger:
         *,
         json_mode: bool = False,
     ) -> None:
-        """Attribute the judge call records of one draft (``judge.calls[start:]``)."""
+        """Attribute the judge call records of one draft (those metered while grading it)."""
         usage = sum(
             (r.usage for r in records if isinstance(getattr(r, "usage", None), Usage)), Usage()
         )

@@ -2,17 +2,25 @@
 
 Both :class:`~gradeloop.AnthropicGenerator` and :class:`~gradeloop.AnthropicJudge`
 append a :class:`CallRecord` to their ``.calls`` list for every request they make,
-failed ones included; ``.usage`` is the sum. A caller that wants the figures of a
-single call diffs ``len(x.calls)`` before and after it.
+failed ones included; ``.usage`` is the sum.
+
+A caller that wants the figures of its own calls opens :func:`metered`: every record
+made in the same thread (or asyncio task) while the block is open is also handed to
+that block's :class:`Meter`. A model shared by many threads therefore attributes each
+call to the caller that made it; diffing the shared ``.calls`` list would count the
+other threads' calls too. Custom models join in by calling :func:`record_call`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["CallKind", "CallRecord", "Metered", "Usage"]
+__all__ = ["CallKind", "CallRecord", "Meter", "Metered", "Usage", "metered", "record_call"]
 
 CallKind = Literal["generate", "evaluate", "repair"]
 
@@ -103,6 +111,49 @@ class CallRecord:
         return out
 
 
+@dataclass
+class Meter:
+    """The calls made inside one :func:`metered` block, by the thread or task that opened it."""
+
+    records: list[CallRecord] = field(default_factory=list)
+
+    @property
+    def usage(self) -> Usage:
+        """The usage of the calls seen so far, added up."""
+        return sum((r.usage for r in self.records), Usage())
+
+    @property
+    def calls(self) -> int:
+        """How many calls were seen (failed ones included)."""
+        return len(self.records)
+
+
+# The meters open in this context, outermost first. A ContextVar is per thread, and
+# each asyncio task (and asyncio.to_thread) starts from a copy of its creator's, so
+# a call lands in the meters of whoever is waiting for it, never a neighbour's.
+_METERS: ContextVar[tuple[Meter, ...]] = ContextVar("gradeloop_meters", default=())
+
+
+@contextmanager
+def metered() -> Iterator[Meter]:
+    """Collect the :class:`CallRecord` of every model call made inside the block.
+
+    Blocks nest: a call is seen by every open meter of the current thread or task.
+    """
+    meter = Meter()
+    token = _METERS.set((*_METERS.get(), meter))
+    try:
+        yield meter
+    finally:
+        _METERS.reset(token)
+
+
+def record_call(record: CallRecord) -> None:
+    """Hand ``record`` to the meters open in this thread or task (for custom models)."""
+    for meter in _METERS.get():
+        meter.records.append(record)
+
+
 class Metered:
     """Base for the model classes: keeps a :class:`CallRecord` per request."""
 
@@ -113,10 +164,6 @@ class Metered:
     def usage(self) -> Usage:
         """The usage of every call so far, added up."""
         return sum((c.usage for c in self.calls), Usage())
-
-    def usage_since(self, start: int) -> Usage:
-        """The usage of the calls recorded after the first ``start``."""
-        return sum((c.usage for c in self.calls[start:]), Usage())
 
     def _record(
         self,
@@ -139,4 +186,5 @@ class Metered:
             cached=cached,
         )
         self.calls.append(record)
+        record_call(record)
         return record

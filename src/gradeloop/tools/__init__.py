@@ -41,7 +41,8 @@ from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
 from ..history._store import HistoryStore
-from ..loop._run import Generator, _calls, _usage_since, generator_task
+from ..loop._run import Generator, generator_task
+from ..models._usage import metered
 from ._args import (
     ToolFailure,
     check_arguments,
@@ -183,15 +184,16 @@ class ToolRunner:
     def _evaluate(self, args: dict[str, Any]) -> dict[str, Any]:
         text = required_text(args, "output")
         found, rubric = self._find(text, criteria_arg(args, self.registry))
-        n, started = len(_calls(self.judge)), time.perf_counter()
+        started = time.perf_counter()
         try:
-            ev = grade(
-                found.it.content if found else text,
-                rubric,
-                task=found.loop.task if found else "",
-                judge=self.judge,
-                registry=self.registry,
-            )
+            with metered() as meter:
+                ev = grade(
+                    found.it.content if found else text,
+                    rubric,
+                    task=found.loop.task if found else "",
+                    judge=self.judge,
+                    registry=self.registry,
+                )
         except JudgeRequiredError as exc:
             raise ToolFailure("judge_required", _judge_required(exc.keys)) from None
         except JudgeError as exc:
@@ -202,7 +204,7 @@ class ToolRunner:
             ) from None
         elapsed = (time.perf_counter() - started) * 1000
         out = self._adopt(found, text, rubric, "evaluate_output")
-        linked = self.ledger.evaluated(out, ev, elapsed, _usage_since(self.judge, n))
+        linked = self.ledger.evaluated(out, ev, elapsed, meter.usage)
         result = {
             **linked.to_json(),
             "issues": list(linked.verdict.issues),
@@ -270,9 +272,13 @@ class ToolRunner:
         self, generator: Generator, task: str, draft: str = "", issues: list[str] | None = None
     ) -> tuple[str, float, Any]:
         """One generator call: the text, the time it took (ms) and its usage."""
-        n, started = len(_calls(generator)), time.perf_counter()
+        started = time.perf_counter()
         try:
-            text = generator.generate(task, draft, issues) if draft else generator.generate(task)
+            with metered() as meter:
+                if draft:
+                    text = generator.generate(task, draft, issues)
+                else:
+                    text = generator.generate(task)
         except GradeloopError as exc:
             raise ToolFailure("generation_failed", f"the writer failed: {exc}") from None
         except Exception as exc:  # API errors after the client's retries, and the like
@@ -281,7 +287,7 @@ class ToolRunner:
             ) from None
         if not isinstance(text, str) or not text.strip():
             raise ToolFailure("generation_failed", "the writer returned no text; try again")
-        return text, (time.perf_counter() - started) * 1000, _usage_since(generator, n)
+        return text, (time.perf_counter() - started) * 1000, meter.usage
 
     def _find(self, text: str, rubric: Rubric | None) -> tuple[Output | None, Rubric]:
         """The output ``text`` is, if any, and the criteria to use for it."""
