@@ -315,15 +315,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the paths and exit")
     args = parser.parse_args(argv)
     if args.list:
-        for name, (section, fn) in PATHS.items():
-            print(f"{section:<18} {name:<16} {(fn.__doc__ or '').strip()}")
+        for name, (group, fn) in PATHS.items():
+            print(f"{group:<18} {name:<16} {(fn.__doc__ or '').strip()}")
         return 0
     unknown = sorted(set(args.only or ()) - set(PATHS))
     if unknown:
         parser.error(f"unknown path(s) {', '.join(unknown)}; --list shows them")
     bench = Bench(args.budget)
     print(f"Growth for {GROWTH}x the input (linear ~{GROWTH}; target <= {TARGET:g})")
-    section = None
+    section: str | None = None
     for name, (sec, fn) in PATHS.items():
         if args.only and name not in args.only:
             continue
