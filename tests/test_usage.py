@@ -28,13 +28,14 @@ def test_usages_add_field_by_field_and_sum_from_zero() -> None:
     assert sum([a, b]) == Usage(11, 22, 33, 44)
 
 
-def test_to_dict_has_the_four_counts_and_the_total() -> None:
+def test_to_dict_has_the_four_counts_the_total_and_the_cost() -> None:
     assert Usage(1, 2, 3, 4).to_dict() == {
         "input_tokens": 1,
         "output_tokens": 2,
         "cache_creation_input_tokens": 3,
         "cache_read_input_tokens": 4,
         "total_input": 8,
+        "cost_usd": None,  # counts with no model: the price is unknown
     }
 
 

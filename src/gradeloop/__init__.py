@@ -29,12 +29,14 @@ from gradeloop.grading._registry import Registry, checker, get_checker, hookimpl
 from gradeloop.grading._rubric import Criterion, Rubric
 from gradeloop.grading._shadow import ShadowResult, ShadowSide
 from gradeloop.grading._verdict import Verdict, accepted, as_feedback
+from gradeloop.history._cache import CacheStats, JudgeCache
 from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
 from gradeloop.loop._result import Iteration, LoopResult
 from gradeloop.loop._run import Generator, generator_task, optimize, run_loop
 from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
 from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
+from gradeloop.models._digest import request_digest
 from gradeloop.tools import TOOL_DEFINITIONS, ToolRunner
 
 __version__ = "0.1.0"
@@ -87,6 +89,7 @@ __all__ = [
     "TOOL_DEFINITIONS",
     "AnthropicGenerator",
     "AnthropicJudge",
+    "CacheStats",
     "CalibrationReport",
     "CallRecord",
     "CheckResult",
@@ -105,6 +108,7 @@ __all__ = [
     "InputError",
     "Iteration",
     "Judge",
+    "JudgeCache",
     "JudgeError",
     "JudgeRequiredError",
     "KeyCalibration",
@@ -144,5 +148,6 @@ __all__ = [
     "read_drafts",
     "read_labels",
     "record_call",
+    "request_digest",
     "run_loop",
 ]

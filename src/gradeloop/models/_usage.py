@@ -20,6 +20,8 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ._prices import cost_usd
+
 __all__ = ["CallKind", "CallRecord", "Meter", "Metered", "Usage", "metered", "record_call"]
 
 CallKind = Literal["generate", "evaluate", "repair"]
@@ -31,24 +33,44 @@ class Usage:
 
     The three input figures are disjoint: ``input_tokens`` is what was neither
     written to nor read from the prompt cache. Their sum is :attr:`total_input`.
+
+    ``cost_usd`` is what the tokens cost in US dollars, from the price table (see
+    ``gradeloop.models._prices``); None when a model's price is unknown, and a sum
+    with an unknown part is unknown too: never a guess. No tokens cost 0. The cost
+    is derived, so two usages with the same counts compare equal.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    cost_usd: float | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.cost_usd is None and not self.total_input and not self.output_tokens:
+            object.__setattr__(self, "cost_usd", 0.0)
 
     @classmethod
-    def of(cls, reply: Any) -> Usage:
-        """The usage block of an SDK reply (or a fake); zeros where it is absent."""
+    def of(cls, reply: Any, *, model: str | None = None, batch: bool = False) -> Usage:
+        """The usage block of an SDK reply (or a fake); zeros where it is absent.
+
+        The cost is priced for the reply's own ``model`` (else ``model``), with the
+        Message Batches discount when ``batch`` is True.
+        """
         raw = getattr(reply, "usage", None)
         if raw is None:
             return cls()
+        return cls.from_block(raw, model=getattr(reply, "model", None) or model, batch=batch)
+
+    @classmethod
+    def from_block(cls, raw: Any, *, model: str | None, batch: bool = False) -> Usage:
+        """A usage block (a dict or an SDK object) priced for ``model``."""
         return cls(
             input_tokens=_count(raw, "input_tokens"),
             output_tokens=_count(raw, "output_tokens"),
             cache_creation_input_tokens=_count(raw, "cache_creation_input_tokens"),
             cache_read_input_tokens=_count(raw, "cache_read_input_tokens"),
+            cost_usd=cost_usd(model, raw, batch=batch),
         )
 
     @property
@@ -59,11 +81,17 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
             return NotImplemented
+        cost = (
+            None
+            if self.cost_usd is None or other.cost_usd is None
+            else self.cost_usd + other.cost_usd
+        )
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cost,
         )
 
     def __radd__(self, other: object) -> Usage:
@@ -72,10 +100,11 @@ class Usage:
             return self
         return NotImplemented
 
-    def to_dict(self) -> dict[str, int]:
-        """The four counts plus ``total_input``, JSON-ready."""
+    def to_dict(self) -> dict[str, Any]:
+        """The four counts, ``total_input`` and ``cost_usd`` (None if unknown), JSON-ready."""
         out = asdict(self)
         out["total_input"] = self.total_input
+        out["cost_usd"] = None if self.cost_usd is None else round(self.cost_usd, 8)
         return out
 
 
@@ -179,7 +208,7 @@ class Metered:
             kind=kind,
             model=str(getattr(reply, "model", None) or model),
             stop_reason=getattr(reply, "stop_reason", None),
-            usage=Usage.of(reply),
+            usage=Usage.of(reply, model=model),
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             ok=error is None,
             error=error,
