@@ -37,13 +37,13 @@ def _payload(text: str, block: bool) -> tuple[str, int, str] | str:
     """(the JSON text, its first line's number - 1, what it is called) or a complaint."""
     if not block:
         return text, 0, "the draft"
-    fence = first_block(split_lines(text), JSON_LANGS)
+    fence = first_block(text, JSON_LANGS)
     if fence is None:
         return "no ```json block found in the draft; put the JSON in a fenced ```json block"
-    label = f"the ```json block on line {fence.start + 1}"
+    label = f"the ```json block on line {fence.line}"
     if not fence.closed:
         return f"{label} is never closed; end it with ```"
-    return "\n".join(fence.body), fence.start + 1, label
+    return fence.source, fence.line, label
 
 
 def parse(text: str, block: bool) -> tuple[bool, Any, list[str]]:

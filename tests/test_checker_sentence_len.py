@@ -395,7 +395,9 @@ def test_links_keep_their_text_and_drop_their_address() -> None:
     assert lengths("See [the guide](https://example.com/a.b/c.d?x=1.) now.") == [4]
     assert lengths("See [the guide. It](https://example.com/a.b) now.") == [3, 2]
     assert lengths("See ![a diagram of it](img/x.png) [the guide][ref] now.") == [4]
-    assert lengths("[ref]: https://example.com/long. Address. Here\n\nShort one.") == [2]
+    assert lengths('[ref]: https://example.com/long. "A title. Here"\n\nShort one.') == [2]
+    # text after the address makes it no definition: CommonMark reads a paragraph
+    assert lengths("[ref]: https://example.com/long. Address. Here\n\nShort one.") == [2, 1, 1, 2]
 
 
 def test_urls_and_emails_do_not_split() -> None:
@@ -500,8 +502,10 @@ def test_flush_left_paragraph_ends_the_list() -> None:
     assert not sentence_len(f"- item\n\n  {LONG}").passed
 
 
-def test_leaving_a_block_quote_ends_the_paragraph() -> None:
-    assert lengths("> quoted text without stop\nplain text after") == [4, 3]
+def test_a_lazy_line_continues_the_quoted_paragraph() -> None:
+    # CommonMark: a line without ">" right after a quoted paragraph line continues it
+    assert lengths("> quoted text without stop\nplain text after") == [7]
+    assert lengths("> quoted text without stop\n\nplain text after") == [4, 3]
 
 
 # -- the issues ---------------------------------------------------------------------

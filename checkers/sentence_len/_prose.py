@@ -1,14 +1,14 @@
 """The prose of a Markdown document, as units that sentences never cross.
 
-A unit is a paragraph, a heading, a list item, a table cell or a paragraph of a
-block quote, with its lines joined by single spaces. What is not prose is left out:
-fenced code (```` ``` ```` / ``~~~``, unclosed fences run to the end as in
-CommonMark), indented code, ``$$`` math, ``<pre>``/``<script>``/``<style>`` blocks,
-HTML comments, tag-only lines, link reference definitions and table delimiter rows.
+A unit is what :func:`gradeloop_checkers.markdown.scan` calls one: a paragraph, a
+heading, a list item's first paragraph, a footnote or a table cell, with its lines
+joined by single spaces. Code (fenced, indented), math, HTML blocks and comments,
+front matter and link reference definitions are not prose.
 
-Inside a unit, links keep their text and lose their address, images go, HTML tags go,
-backslash escapes are undone, and each inline code span is replaced by a placeholder
-word that :meth:`Prose.restore` turns back into the code.
+Inside a unit, links keep their text and lose their address, images go, HTML tags
+and comments go, character references are decoded (``&amp;`` is ``&``, not a word),
+backslash escapes are undone, and each inline code span is replaced by a
+placeholder word that :meth:`Prose.restore` turns back into the code.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..markdown._blocks import raw_units
+from ..markdown import scan
+from ..markdown._inline import code_spans, decode_entities
 from ._segment import ELISION
 
 PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 _PRIVATE = re.compile("[\ue000-\ue002]")
-_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _HTML_CODE = re.compile(r"<(code|kbd|samp)\b[^<>]*>([^<]*)</\1\s*>", re.IGNORECASE)
 _IMAGE = re.compile(r"!\[[^\[\]]*\](?:\([^()]*\)|\[[^\[\]]*\])")
 _LINK = re.compile(
@@ -50,14 +50,11 @@ class Prose:
 
 def prose(text: str) -> Prose:
     """Split the Markdown ``text`` into prose units, code left out."""
-    text = _PRIVATE.sub("", text)  # the placeholders must not be forged by the draft
-    if "<!--" in text:
-        text = _drop_comments(text)
     result = Prose()
-    for raw in raw_units(text):
-        unit = _inline(raw, result.code_spans)
-        if unit:
-            result.units.append(unit)
+    for unit in scan(text).units:
+        flat = _inline(unit.text, result.code_spans)
+        if flat:
+            result.units.append(flat)
     return result
 
 
@@ -76,24 +73,49 @@ def _drop_comments(text: str) -> str:
     return "".join(kept)
 
 
+def _mask_code(text: str, spans: list[str]) -> str:
+    """``text`` with each code span replaced by a placeholder naming its index in ``spans``."""
+    found = code_spans(text)
+    if not found:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for start, end in found:
+        ticks = 0
+        while text[start + ticks] == "`":
+            ticks += 1
+        spans.append(" ".join(text[start + ticks : end - ticks].split()))
+        parts.append(text[pos:start])
+        parts.append(f"\ue000{len(spans) - 1}\ue001")
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
 def _inline(text: str, spans: list[str]) -> str:
     """Flatten one unit's inline Markdown into single-spaced plain words."""
-
-    def mask(code: str) -> str:
-        spans.append(" ".join(code.split()))
-        return f"\ue000{len(spans) - 1}\ue001"
-
+    if "\ue000" in text or "\ue001" in text or "\ue002" in text:
+        text = _PRIVATE.sub("", text)  # the placeholders must not be forged by the draft
     if "`" in text:
-        text = _CODE_SPAN.sub(lambda m: mask(m.group(2)), text)
+        text = _mask_code(text, spans)
+    if "<" in text:
+        if "<!--" in text:
+            text = _drop_comments(text)
+        text = _HTML_CODE.sub(lambda m: _mask(m.group(2), spans), text)
+        text = _AUTOLINK.sub(r"\1", text)
+        text = _BREAK_TAG.sub(" ", text)
+        text = _TAG.sub("", text)
     if "[" in text:
         text = _IMAGE.sub("", text)
         text = _LINK.sub(r"\1", text)
         text = _FOOTNOTE.sub("", text)
-    if "<" in text:
-        text = _HTML_CODE.sub(lambda m: mask(m.group(2)), text)
-        text = _AUTOLINK.sub(r"\1", text)
-        text = _BREAK_TAG.sub(" ", text)
-        text = _TAG.sub("", text)
+    if "&" in text:
+        text = decode_entities(text)
     if "\\" in text:
-        text = _ESCAPE.sub(r"\1", text)
+        text = _ESCAPE.sub(r"\1", text.replace("\\\n", " "))
     return " ".join(text.split())
+
+
+def _mask(code: str, spans: list[str]) -> str:
+    spans.append(" ".join(code.split()))
+    return f"\ue000{len(spans) - 1}\ue001"

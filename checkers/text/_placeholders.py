@@ -102,7 +102,7 @@ def no_placeholders(
         return CheckResult(False, bad)
     patterns = _patterns(disable, extra)
     lines = split_lines(text)
-    skip = code_mask(lines) if ignore_code else [False] * len(lines)
+    skip = code_mask(text) if ignore_code else [False] * len(lines)
     issues: list[str] = []
     total = 0
     for n, line in enumerate(lines, start=1):

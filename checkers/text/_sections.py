@@ -10,7 +10,7 @@ from pydantic import Field
 from gradeloop import CheckResult
 
 from .._options import NonEmpty
-from ..markdown._lines import Heading, headings, split_lines
+from ..markdown._lines import Heading, headings
 
 Sections = Annotated[tuple[NonEmpty, ...], Field(min_length=1)]
 
@@ -58,7 +58,7 @@ def required_sections(text: str, *, sections: Sections, ordered: bool = False) -
     """
     if not sections:
         return CheckResult(False, ["checker 'required_sections' needs at least one section"])
-    found = headings(split_lines(text))
+    found = headings(text)
     missing = [s for s in dict.fromkeys(sections) if _find(s, found) is None]
     if missing:
         have = ", ".join(repr(h.text) for h in found[:15]) or "none"

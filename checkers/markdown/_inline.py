@@ -1,0 +1,71 @@
+"""Inline Markdown helpers: code spans in one pass, entities, backslash escapes.
+
+A code span opens with a run of n backticks and closes at the next run of exactly
+n; an opener with no closer is literal text. Finding them with a lazy regular
+expression backtracks into quadratic time on runs of growing length, so the runs
+are listed once and matched with one forward pointer per run length: linear.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+_ENTITY = re.compile(r"(?<!\\)&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every code span in ``text``, backticks included, in order.
+
+    A backtick run after an odd number of backslashes loses its first backtick to
+    the escape; inside a span a backslash is literal, so closing runs are never
+    escaped.
+    """
+    runs: list[tuple[int, int, int]] = []  # (position, length, length when opening)
+    n = len(text)
+    i = text.find("`")
+    while i >= 0:
+        j = i + 1
+        while j < n and text[j] == "`":
+            j += 1
+        slashes = 0
+        while i - slashes > 0 and text[i - slashes - 1] == "\\":
+            slashes += 1
+        runs.append((i, j - i, j - i - (slashes & 1)))
+        i = text.find("`", j)
+    by_length: dict[int, list[int]] = {}
+    for k, (_, length, _) in enumerate(runs):
+        by_length.setdefault(length, []).append(k)
+    pointer: dict[int, int] = {}
+    spans: list[tuple[int, int]] = []
+    k = 0
+    while k < len(runs):
+        pos, length, opening = runs[k]
+        candidates = by_length.get(opening, [])
+        p = pointer.get(opening, 0)
+        while p < len(candidates) and candidates[p] <= k:
+            p += 1
+        pointer[opening] = p
+        if opening == 0 or p == len(candidates):
+            k += 1  # no closing run of that length: the backticks are literal
+            continue
+        close = candidates[p]
+        spans.append((pos + length - opening, runs[close][0] + opening))
+        k = close + 1
+    return spans
+
+
+def _entity(m: re.Match[str]) -> str:
+    return html.unescape(m.group())
+
+
+def decode_entities(text: str) -> str:
+    """``text`` with its character references (``&amp;``, ``&#169;``) decoded."""
+    return _ENTITY.sub(_entity, text) if "&" in text else text
+
+
+def unescape(text: str) -> str:
+    """Decode entities and undo backslash escapes, as CommonMark does in an info string."""
+    text = decode_entities(text)
+    return _ESCAPE.sub(r"\1", text) if "\\" in text else text
