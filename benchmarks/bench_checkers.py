@@ -26,7 +26,7 @@ from typing import Any
 
 from gradeloop import Rubric, get_checker, grade
 from gradeloop.errors import GradeloopError
-from gradeloop_checkers.markdown._fences import fences
+from gradeloop_checkers.markdown import fences
 
 CODE_RUNS_TARGET = 1.5
 GRADE_TARGET = 1.2

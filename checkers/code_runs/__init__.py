@@ -53,7 +53,7 @@ from pydantic import AfterValidator
 
 from gradeloop import CheckResult
 
-from ..markdown._fences import Fence, fences
+from ..markdown import Fence, fences
 from . import _scan
 from ._rules import import_problem
 from ._scan import Scan

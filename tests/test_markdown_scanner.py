@@ -1,0 +1,212 @@
+"""The one Markdown scanner: model-style drafts, prose units, generated Markdown, hostile input."""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
+
+from gradeloop_checkers.code_runs import code_runs
+from gradeloop_checkers.json_checks import json_valid
+from gradeloop_checkers.markdown import fences, language_of, scan
+from gradeloop_checkers.sentence_len import sentence_len, sentences
+from gradeloop_checkers.text import no_placeholders
+
+ORACLE = MarkdownIt("commonmark")
+
+
+def found(text: str) -> list[tuple[int, str, str]]:
+    return [(f.line, f.language, f.source) for f in scan(text).fences]
+
+
+def expected(text: str) -> list[tuple[int, str, str]]:
+    """markdown-it-py's fences; a last line without its line end gets one, as ours do."""
+    return [
+        (
+            t.map[0] + 1,
+            language_of(unescapeAll(t.info).strip()),
+            t.content + "\n" if t.content and not t.content.endswith("\n") else t.content,
+        )
+        for t in ORACLE.parse(text)
+        if t.type == "fence" and t.map is not None
+    ]
+
+
+# -- fences where models put them ------------------------------------------------------
+
+
+def test_a_fence_in_a_quote_in_a_list_item_is_found() -> None:
+    draft = "Steps:\n\n- > ```python\n  > import requests\n  > ```\n"
+    assert found(draft) == [(3, "python", "import requests\n")]
+    assert not code_runs(draft).passed  # requests is not in the standard library
+    assert code_runs(draft, allow=("requests",)).passed
+
+
+def test_an_unclosed_fence_ends_with_its_list_item() -> None:
+    draft = "- Run:\n  ```python\n  x = 1\n\nThe prose after the list is not code at all.\n"
+    (fence,) = scan(draft).fences
+    assert (fence.line, fence.end, fence.closed) == (2, 4, False)
+    assert fence.source == "x = 1\n\n"
+    assert code_runs(draft).passed
+    assert [s.text for s in sentences(draft)] == [
+        "- Run:",
+        "The prose after the list is not code at all.",
+    ]
+
+
+def test_fences_in_html_comments_are_not_code() -> None:
+    draft = "<!--\n```python\nimport requests\n```\n-->\nText.\n"
+    assert found(draft) == []
+    assert code_runs(draft).passed
+    # the same block outside the comment is checked
+    assert not code_runs(draft.replace("<!--\n", "").replace("-->\n", "")).passed
+
+
+def test_quoted_blocks_count_for_the_text_checkers() -> None:
+    assert json_valid('> ```json\n> {"a": 1}\n> ```\n', block=True).passed
+    assert not json_valid('> ```json\n> {"a": 1,}\n> ```\n', block=True).passed
+    quoted = "> ```python\n> # TODO later\n> ```\n"
+    assert no_placeholders(quoted, ignore_code=True).passed
+    assert not no_placeholders(quoted).passed
+
+
+def test_over_indented_fences_are_still_checked() -> None:
+    draft = "Intro:\n\n    ```python\n    import requests\n    ```\n"
+    assert found(draft) == [(3, "python", "import requests\n")]
+    assert not code_runs(draft).passed
+    assert found("Intro:\n\n    import requests\n") == []  # plain indented code is not
+
+
+def test_fence_lines_map_to_draft_lines() -> None:
+    draft = "> Quote\n>\n> ```python\n> x = (\n> ```\n"
+    (fence,) = scan(draft).fences
+    assert fence.line == 3 and fence.source == "x = (\n"
+    assert "line 4" in code_runs(draft).issues[0]
+
+
+# -- prose units ------------------------------------------------------------------------
+
+LONG = " ".join(["word"] * 35) + "."
+
+
+def test_footnote_text_is_prose() -> None:
+    assert not sentence_len(f"Claim.[^1]\n\n[^1]: {LONG}\n", max_words=30).passed
+    assert sentence_len("Claim.[^1]\n\n[^1]: A short note.\n", max_words=30).passed
+    assert [u.kind for u in scan("Claim.[^1]\n\n[^1]: A note.\n").units] == [
+        "paragraph",
+        "footnote",
+    ]
+
+
+def test_front_matter_is_not_prose() -> None:
+    draft = f"---\ntitle: {LONG}\n---\n# Title\n\nBody.\n"
+    assert sentence_len(draft, max_words=30).passed
+    assert [u.text for u in scan(draft).units] == ["Title", "Body."]
+    # a rule and a setext heading are no front matter
+    assert [u.kind for u in scan("---\nNot front matter\n---\n").units] == ["heading"]
+
+
+def test_entities_are_characters_not_words() -> None:
+    assert [s.words for s in sentences("Tom &amp; Jerry &copy; 2024 &mdash; fine.")] == [4]
+    assert [s.words for s in sentences("Tom & Jerry © 2024 — fine.")] == [4]
+
+
+def test_multi_line_link_definitions_are_not_prose() -> None:
+    draft = '[docs]:\n  https://example.com/a.b\n  "The reference. Read it."\n\nShort.\n'
+    assert [s.text for s in sentences(draft)] == ["Short."]
+
+
+def test_a_lazy_quote_line_does_not_split_a_sentence() -> None:
+    assert [s.words for s in sentences("> A quoted sentence that\ncontinues here.\n")] == [6]
+
+
+# -- generated Markdown: the scanner against markdown-it-py ---------------------------
+
+PIECES = st.sampled_from(
+    [
+        "",
+        "text here",
+        "```python",
+        "```",
+        "~~~",
+        "````",
+        "x = 1",
+        "> ",
+        ">",
+        "- ",
+        "1. ",
+        "2) ",
+        "  ",
+        "   ",
+        "# Title",
+        "---",
+        "<!--",
+        "-->",
+        "<div>",
+        "[a]: /url",
+        "* * *",
+    ]
+)
+LINE = st.lists(PIECES, min_size=0, max_size=4).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINE, min_size=1, max_size=12).map(lambda lines: "\n".join(lines) + "\n"))
+def test_generated_markdown_fences_agree_with_markdown_it(text: str) -> None:
+    over_indented = any(
+        ("```" in line or "~~~" in line) and line[: len(line) - len(line.lstrip())].count(" ") >= 4
+        for line in text.split("\n")
+    )
+    if not over_indented:  # the one documented leniency
+        assert found(text) == expected(text)
+    assert list(fences(text)) == list(scan(text).fences)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="`~>-*1. \n\t<!#[]:|$ax", max_size=200))
+def test_any_text_scans_and_the_fast_path_agrees(text: str) -> None:
+    doc = scan(text)
+    assert list(fences(text)) == list(doc.fences)
+    for f in doc.fences:
+        assert 1 <= f.line <= f.end
+
+
+# -- hostile input: linear time (generous bounds; the old scanners took minutes) --------
+
+
+def timed(fn: object, *args: object) -> float:
+    start = time.perf_counter()
+    fn(*args)  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def backtick_runs(size: int) -> str:
+    out, k, n = [], 1, 0
+    while n < size:
+        out.append("`" * k + "a")
+        n += k + 1
+        k += 1
+    return "".join(out)[:size]
+
+
+def test_backtick_runs_are_linear() -> None:
+    assert timed(sentence_len, backtick_runs(40_000)) < 1.0  # was 99 s
+
+
+def test_a_megabyte_of_quote_markers_is_linear() -> None:
+    assert timed(sentence_len, ">" * 1_000_000) < 10.0  # was past 60 s
+    assert timed(sentence_len, (">" * 1000 + " x\n") * 1000) < 10.0
+
+
+def test_bare_fence_lines_and_many_blocks_are_linear() -> None:
+    assert timed(code_runs, "```\n" * 1_000_000) < 20.0  # quadratic before: 8 s at 250,000
+    assert timed(fences, "> ```\n" * 100_000) < 6.0
+    assert timed(code_runs, "```python\nx = 1\n```\n" * 50_000) < 20.0
+
+
+def test_nested_list_markers_over_blank_lines_are_linear() -> None:
+    assert timed(scan, "- " * 50_000 + "x\n" + "\n" * 100_000) < 6.0
+    assert timed(scan, "- " * 50_000 + "- - x") < 6.0
