@@ -14,12 +14,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from gradeloop import CheckResult
+from gradeloop import CheckContext, CheckResult
 
-from .._options import Count, NonEmpty, Regex, not_below, one_of_required, regex_error
+from .._options import Count, NonEmpty, not_below, one_of_required, regex_error
 from ..markdown._lines import line_of, quote, split_lines
 from ._placeholders import no_placeholders
+from ._reference import matches_reference
 from ._sections import required_sections
+from ._templates import Template, TemplateRegex, expand_values, render_pattern
 
 MAX_QUOTED = 5  # matches quoted per issue list; the rest are counted, not listed
 
@@ -45,18 +47,23 @@ def _where(text: str, match: re.Match[str]) -> str:
 def regex(
     text: str,
     *,
-    pattern: Regex,
+    pattern: TemplateRegex,
     must_match: bool = True,
     ignore_case: bool = False,
     multiline: bool = False,
     dotall: bool = False,
+    context: CheckContext | None = None,
 ) -> CheckResult:
     """The text matches (or, with ``must_match=false``, never matches) a regular expression.
 
     ``pattern`` is a Python ``re`` pattern searched anywhere in the text;
     ``multiline`` makes ``^``/``$`` match at every line, ``dotall`` lets ``.``
-    match newlines.
+    match newlines. It may name ``{task}``, ``{reference}`` or
+    ``{metadata[name]}``, filled in (escaped) from the draft's context.
     """
+    pattern, missing = render_pattern(pattern, context)
+    if missing is not None:
+        return CheckResult(False, [missing])
     problem = regex_error(pattern)
     if problem is not None:
         return CheckResult(False, [problem])
@@ -74,7 +81,7 @@ def regex(
     return CheckResult(False, issues)
 
 
-Values = Annotated[tuple[NonEmpty, ...], Field(min_length=1)]
+Values = Annotated[tuple[Template, ...], Field(min_length=1)]
 Mode = Literal["all", "any"]
 
 
@@ -104,11 +111,18 @@ def contains(
     mode: Mode = "all",
     ignore_case: bool = False,
     whole_word: bool = False,
+    context: CheckContext | None = None,
 ) -> CheckResult:
-    """The text contains every one of ``values`` (``mode="any"``: at least one)."""
-    if not values:
+    """The text contains every one of ``values`` (``mode="any"``: at least one).
+
+    A value may name ``{task}``, ``{reference}`` or ``{metadata[name]}``.
+    """
+    wanted, missing = expand_values(values, context)
+    if missing:
+        return CheckResult(False, missing)
+    if not wanted:
         return CheckResult(False, ["checker 'contains' needs at least one value"])
-    found = _found(text, values, ignore_case, whole_word)
+    found = _found(text, wanted, ignore_case, whole_word)
     missing = [v for v, m in found.items() if m is None]
     how = _how(ignore_case, whole_word)
     if mode == "any":
@@ -128,15 +142,19 @@ def not_contains(
     mode: Mode = "any",
     ignore_case: bool = False,
     whole_word: bool = False,
+    context: CheckContext | None = None,
 ) -> CheckResult:
     """The text contains none of ``values`` (``mode="all"``: not all of them at once).
 
     The negation of ``contains`` with the same mode: by default any one of the
-    values fails the check.
+    values fails the check. Values may name context fields, as for ``contains``.
     """
-    if not values:
+    banned, missing = expand_values(values, context)
+    if missing:
+        return CheckResult(False, missing)
+    if not banned:
         return CheckResult(False, ["checker 'not_contains' needs at least one value"])
-    found = _found(text, values, ignore_case, whole_word)
+    found = _found(text, banned, ignore_case, whole_word)
     present = {v: m for v, m in found.items() if m is not None}
     if not present or (mode == "all" and len(present) < len(found)):
         return CheckResult(True)
@@ -236,6 +254,7 @@ CHECKERS: dict[str, Callable[..., Any]] = {
     "starts_with": starts_with,
     "ends_with": ends_with,
     "length": length,
+    "matches_reference": matches_reference,
     "no_placeholders": no_placeholders,
     "required_sections": required_sections,
 }

@@ -24,6 +24,7 @@ from gradeloop.errors import (
     UnknownCheckerError,
 )
 from gradeloop.grading._checks import CheckResult
+from gradeloop.grading._context import CheckContext
 from gradeloop.grading._grade import CriterionResult, Evaluation, Judge, grade
 from gradeloop.grading._registry import Registry, checker, get_checker, hookimpl
 from gradeloop.grading._rubric import Criterion, Rubric
@@ -92,6 +93,7 @@ __all__ = [
     "CacheStats",
     "CalibrationReport",
     "CallRecord",
+    "CheckContext",
     "CheckResult",
     "CheckerConflictError",
     "CheckerError",

@@ -25,4 +25,11 @@ def register_checkers(register: Callable[..., Any]) -> None:
     ``bool`` is wrapped). Its keyword parameters are its options: gradeloop checks a
     rubric's ``options`` against their names, defaults and type annotations when
     the rubric loads. The return value of this hook is ignored.
+
+    A checker that also needs the task, a reference answer or per-draft metadata
+    declares a keyword parameter named ``context``: it is then called as
+    ``fn(text, **options, context=CheckContext(task, reference, metadata))``. The
+    ``context`` parameter is never a rubric option. A checker that does not
+    declare it (``**kwargs`` alone does not count) is called exactly as before,
+    so existing plugins need no change.
     """

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
+from ..errors import InputError
 from ..grading._grade import Evaluation, grade
 from ..grading._rubric import Rubric
 from ..grading._shadow import ShadowResult, ShadowSide, judge_request
@@ -29,6 +31,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
     p.add_argument("--task", metavar="TEXT", help="the task the draft answers")
     p.add_argument("--task-file", metavar="FILE", help="read the task from a file")
+    p.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="a reference answer, for checkers that read it (matches_reference, "
+        "{reference} in contains/regex options)",
+    )
+    p.add_argument(
+        "--metadata",
+        metavar="JSON",
+        help='a JSON object for {metadata[name]} in checker options, e.g. \'{"product": "Acme"}\'',
+    )
     p.add_argument("--json", action="store_true", help="print the evaluation JSON")
     p.add_argument(
         "--code-only",
@@ -46,13 +59,23 @@ def run(args: argparse.Namespace) -> int:
     rubric = Rubric.load(args.rubric)
     draft = read_text(args.draft, "draft")
     task = read_task(args.task, args.task_file)
+    reference = read_text(args.reference, "reference") if args.reference is not None else None
+    metadata = _metadata(args.metadata)
     judge = None
     if judge_request(rubric) and not args.code_only:
         if rubric.judge_keys:
             require_model(args, rubric.judge_keys, code_only_hint=True)
         if model_configured(args):  # judge shadows alone run only when a model is set
             judge = build_judge(args)
-    evaluation = grade(draft, rubric, task=task, judge=judge, skip_judge=args.code_only)
+    evaluation = grade(
+        draft,
+        rubric,
+        task=task,
+        judge=judge,
+        skip_judge=args.code_only,
+        reference=reference,
+        metadata=metadata,
+    )
     item = "stdin" if args.draft == "-" else Path(args.draft).name
     record_grading(
         args, rubric, [GradedDraft(item, draft, evaluation, task)], origin="grade", judge=judge
@@ -62,6 +85,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         render(evaluation)
     return 0 if evaluation.accepted else 1
+
+
+def _metadata(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--metadata is not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise InputError('--metadata must be a JSON object, e.g. \'{"product": "Acme"}\'')
+    return data
 
 
 def render(evaluation: Evaluation) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from ._context import CONTEXT_PARAM, CheckContext
+
 CheckerFn = Callable[..., Any]
 
 
@@ -48,6 +50,7 @@ class CheckerInfo:
     distribution: str | None = None
     description: str = ""
     options_model: type[BaseModel] | None = None
+    wants_context: bool = False
 
     def validate_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Check ``options`` against the checker's keyword parameters.
@@ -104,8 +107,8 @@ def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
         hints = {}
     fields: dict[str, Any] = {}
     for p in params[1:]:
-        if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY):
-            continue
+        if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) or p.name == CONTEXT_PARAM:
+            continue  # the context is gradeloop's to pass, never a rubric option
         annotation = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
         # an option named like a BaseModel attribute (schema, json, copy...) would
@@ -117,14 +120,24 @@ def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
     return model
 
 
-def run_checker(info: CheckerInfo, text: str, options: Mapping[str, Any]) -> CheckResult:
+def run_checker(
+    info: CheckerInfo,
+    text: str,
+    options: Mapping[str, Any],
+    context: CheckContext | None = None,
+) -> CheckResult:
     """Call a checker and never let it crash a run or pass by accident.
 
-    A checker that raises, or returns something that is neither a ``CheckResult``
+    A checker that declares ``context`` gets ``context`` (an empty one when none is
+    given); any other checker is called with the text and its options only. A
+    checker that raises, or returns something that is neither a ``CheckResult``
     nor a ``bool``, yields a failed result whose issue carries the error.
     """
+    kwargs = dict(options)
+    if info.wants_context:
+        kwargs[CONTEXT_PARAM] = context if context is not None else CheckContext()
     try:
-        raw = info.fn(text, **options)
+        raw = info.fn(text, **kwargs)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
         return CheckResult(
             passed=False,

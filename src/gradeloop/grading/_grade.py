@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._checks import run_checker
+from ._context import CheckContext, make_context
 from ._registry import Registry, default_registry
 from ._rubric import Criterion, Rubric
 from ._shadow import (
@@ -151,8 +152,14 @@ def grade(
     judge: Judge | None = None,
     skip_judge: bool = False,
     registry: Registry | None = None,
+    reference: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Evaluation:
     """Grade ``draft`` against ``rubric``.
+
+    ``reference`` (a reference answer) and ``metadata`` (any JSON-like mapping)
+    reach, with ``task``, the checkers that declare a ``context`` parameter, as a
+    :class:`~gradeloop.CheckContext`; other checkers never see them.
 
     Code-filled keys run their checkers first; the judge is asked once, about the
     remaining keys only, and only if there are any. ``skip_judge=True`` grades the
@@ -173,10 +180,11 @@ def grade(
     if judge_criteria and judge is None and not skip_judge:
         raise JudgeRequiredError([c.key for c in judge_criteria])
 
+    context = make_context(task, reference, metadata)
     results: dict[str, CriterionResult] = {}
     for c in rubric.code_criteria:
         assert c.checker is not None
-        results[c.key] = _from_check(c, reg, draft)
+        results[c.key] = _from_check(c, reg, draft, context)
 
     asked = judge_request(rubric) if judge is not None and not skip_judge else ()
     answer = _JudgeAnswer()
@@ -199,7 +207,9 @@ def grade(
                 checked=False,
             )
     evaluation = merge(rubric, results, answer.own if judge_criteria else None)
-    shadows = _shadow_results(rubric, reg, draft, results, answer, ran_judge=bool(asked))
+    shadows = _shadow_results(
+        rubric, reg, draft, results, answer, ran_judge=bool(asked), context=context
+    )
     return replace(evaluation, shadows=shadows, judge_called=evaluation.judge_called or bool(asked))
 
 
@@ -235,6 +245,7 @@ def _shadow_results(
     answer: _JudgeAnswer,
     *,
     ran_judge: bool,
+    context: CheckContext | None = None,
 ) -> tuple[ShadowResult, ...]:
     out = []
     for c in rubric.shadowed:
@@ -253,7 +264,7 @@ def _shadow_results(
         if c.shadow_source == "judge":
             side, error = _judge_side(c, answer, ran_judge)
         else:
-            checked = run_shadow_checker(c, reg, draft)
+            checked = run_shadow_checker(c, reg, draft, context)
             side, error = (checked, None) if isinstance(checked, ShadowSide) else (None, checked)
             if primary.source == "code":
                 reasoning = None  # the judge was not on either side of this key
@@ -310,13 +321,15 @@ def call_judge(judge: Judge, task: str, draft: str, criteria: Sequence[Criterion
         ) from None
 
 
-def _from_check(c: Criterion, reg: Registry, draft: str) -> CriterionResult:
+def _from_check(
+    c: Criterion, reg: Registry, draft: str, context: CheckContext | None = None
+) -> CriterionResult:
     assert c.checker is not None
     try:
         info = reg.info(c.checker)
     except GradeloopError as exc:  # registry changed since the rubric loaded
         return CriterionResult(c.key, c.weight, 0.0, False, "code", c.checker, (str(exc),))
-    result = run_checker(info, draft, c.options)
+    result = run_checker(info, draft, c.options, context)
     if c.scale == "score":
         score = result.score if result.score is not None else (10.0 if result.passed else 0.0)
         met = result.passed and score >= c.pass_threshold

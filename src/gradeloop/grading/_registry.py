@@ -28,6 +28,7 @@ import pluggy
 from .. import hookspecs
 from ..errors import CheckerConflictError, UnknownCheckerError
 from ._checks import CheckerFn, CheckerInfo, options_model_for
+from ._context import takes_context
 
 ENTRY_POINT_GROUP = "gradeloop"
 IN_PROCESS = "<in-process>"
@@ -169,6 +170,7 @@ class Registry:
             distribution=dist,
             description=description,
             options_model=options_model_for(name, fn),
+            wants_context=takes_context(fn),
         )
 
     @property

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ..errors import GradeloopError
 from ._checks import CheckResult
+from ._context import CONTEXT_PARAM, CheckContext
 from ._registry import Registry
 from ._rubric import JUDGE, Criterion, Rubric
 from ._verdict import Verdict
@@ -151,7 +152,9 @@ def judge_request(rubric: Rubric) -> tuple[Criterion, ...]:
     )
 
 
-def run_shadow_checker(c: Criterion, registry: Registry, draft: str) -> ShadowSide | str:
+def run_shadow_checker(
+    c: Criterion, registry: Registry, draft: str, context: CheckContext | None = None
+) -> ShadowSide | str:
     """Run ``c``'s shadow checker: its answer, or the error text when it failed.
 
     Unlike a primary checker (where an exception is a failed criterion), a shadow
@@ -161,7 +164,10 @@ def run_shadow_checker(c: Criterion, registry: Registry, draft: str) -> ShadowSi
     assert c.shadow is not None and c.shadow != JUDGE
     try:
         info = registry.info(c.shadow)
-        raw = info.fn(draft, **c.shadow_options)
+        kwargs = dict(c.shadow_options)
+        if info.wants_context:
+            kwargs[CONTEXT_PARAM] = context if context is not None else CheckContext()
+        raw = info.fn(draft, **kwargs)
     except GradeloopError as exc:  # the registry changed since the rubric loaded
         return str(exc)
     except Exception as exc:

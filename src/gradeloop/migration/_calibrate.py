@@ -220,6 +220,8 @@ def calibrate(
                 item.draft,
                 rubric,
                 task=item.task,
+                reference=item.reference,
+                metadata=item.metadata,
                 judge=judge if use_judge else None,
                 skip_judge=not use_judge,
                 registry=registry,
@@ -227,7 +229,15 @@ def calibrate(
         except JudgeError as exc:
             failures.append((item.output_id, f"{exc.reason}: {exc}"))
             # checkers still answered; the judge's labels on this draft go unrated
-            ev = grade(item.draft, rubric, task=item.task, skip_judge=True, registry=registry)
+            ev = grade(
+                item.draft,
+                rubric,
+                task=item.task,
+                reference=item.reference,
+                metadata=item.metadata,
+                skip_judge=True,
+                registry=registry,
+            )
         for key, label in item.labels.items():
             _collect(pairs, rubric[key], label, ev)
             disagreements.extend(_disagreement(rubric[key], item, label, ev))

@@ -162,13 +162,25 @@ def compare(
         with metered() as meter:
             try:
                 evaluation = grade(
-                    item.draft, rubric, task=item.task, judge=judge, registry=registry
+                    item.draft,
+                    rubric,
+                    task=item.task,
+                    reference=item.reference,
+                    metadata=item.metadata,
+                    judge=judge,
+                    registry=registry,
                 ).with_ids(item.output_id)
             except JudgeError as exc:
                 report.judge_failures.append((item.output_id, f"{exc.reason}: {exc}"))
                 # the code sides still answered: keep them (judge sides become skipped)
                 evaluation = grade(
-                    item.draft, rubric, task=item.task, skip_judge=True, registry=registry
+                    item.draft,
+                    rubric,
+                    task=item.task,
+                    reference=item.reference,
+                    metadata=item.metadata,
+                    skip_judge=True,
+                    registry=registry,
                 ).with_ids(item.output_id)
         report.cost.add(
             asked,

@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +22,24 @@ from ..grading._rubric import Rubric
 
 __all__ = ["DraftItem", "LabelledItem", "digest", "read_drafts", "read_labels"]
 
-_DRAFT_FIELDS = ("id", "task", "draft")
-_LABEL_FIELDS = ("id", "task", "draft", "labels")
+_DRAFT_FIELDS = ("id", "task", "draft", "reference", "metadata")
+_LABEL_FIELDS = ("id", "task", "draft", "labels", "reference", "metadata")
 
 
 @dataclass(frozen=True)
 class DraftItem:
-    """A draft to grade: its id (the output id shadow outcomes are stored under)."""
+    """A draft to grade: its id (the output id shadow outcomes are stored under).
+
+    ``reference`` and ``metadata`` (optional) reach the checkers that declare a
+    ``context`` parameter, as :class:`~gradeloop.CheckContext`.
+    """
 
     output_id: str
     task: str
     draft: str
     where: str = ""
+    reference: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,8 @@ class LabelledItem:
     draft: str
     labels: Mapping[str, bool | float]
     where: str = ""
+    reference: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 def read_drafts(path: str | Path, *, default_task: str | None = None) -> list[DraftItem]:
@@ -55,7 +63,9 @@ def read_drafts(path: str | Path, *, default_task: str | None = None) -> list[Dr
     for line, obj, where in _objects(path, "drafts"):
         _known(obj, _DRAFT_FIELDS, where)
         task, draft = _task_and_draft(obj, default_task, where)
-        items.append(DraftItem(_id(obj, path, line, where, seen), task, draft, where))
+        reference, metadata = _context_fields(obj, where)
+        ident = _id(obj, path, line, where, seen)
+        items.append(DraftItem(ident, task, draft, where, reference, metadata))
     if not items:
         raise InputError(f"{path}: no drafts in the file; one JSON object per line")
     return items
@@ -76,7 +86,9 @@ def read_labels(
                 "{criterion key: true/false or a 1-10 score})"
             )
         labels = _labels(obj["labels"], rubric, where)
-        items.append(LabelledItem(_id(obj, path, line, where, seen), task, draft, labels, where))
+        reference, metadata = _context_fields(obj, where)
+        ident = _id(obj, path, line, where, seen)
+        items.append(LabelledItem(ident, task, draft, labels, where, reference, metadata))
     if not items:
         raise InputError(f"{path}: no labelled drafts in the file; one JSON object per line")
     return items
@@ -129,6 +141,19 @@ def _task_and_draft(
     if not isinstance(task, str):
         raise InputError(f"{where}: 'task' must be a string, not {_kind(task)}")
     return task, draft
+
+
+def _context_fields(obj: Mapping[str, Any], where: str) -> tuple[str | None, dict[str, Any]]:
+    """The optional ``reference`` (a string) and ``metadata`` (an object) of a line."""
+    reference = obj.get("reference")
+    if reference is not None and not isinstance(reference, str):
+        raise InputError(f"{where}: 'reference' must be a string, not {_kind(reference)}")
+    metadata = obj.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise InputError(
+            f"{where}: 'metadata' must be an object of {{name: value}}, not {_kind(metadata)}"
+        )
+    return reference, metadata
 
 
 def _id(
