@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -103,7 +104,7 @@ class Emulator:
         self._cache: set[str] = set()
         self._lock = threading.Lock()
         self._clients: list[anthropic.Anthropic] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll keeps shutdown (run after every test) quick.
         self._thread = threading.Thread(
@@ -252,6 +253,14 @@ def _invalid(body: Any) -> str | None:
         if control and control.get("ttl", "5m") not in ("5m", "1h"):
             return "system.cache_control.ttl: must be '5m' or '1h'"
     return None
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away (a killed process, a timeout) is not the emulator's
+        # fault; printing its traceback would land in the stderr a test is reading.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:

@@ -14,7 +14,7 @@ from gradeloop.errors import InputError, JudgeError, JudgeRequiredError
 from gradeloop.grading._registry import Registry
 from gradeloop.migration._calibrate import MIN_LABELS, calibrate
 from gradeloop.migration._jsonl import LabelledItem, read_labels
-from tests.cli_helpers import EXAMPLE, gradeloop
+from tests.cli_helpers import EXAMPLE, cli
 from tests.emulator import Emulator
 from tests.test_compare import stand_in
 
@@ -265,7 +265,7 @@ TASK = str(EXAMPLE / "task.md")
 
 def run_calibrate(emulator: Emulator, *args: str) -> Any:
     emulator.responder = stand_in().respond
-    return gradeloop("calibrate", *args, "--task-file", TASK, "--base-url", emulator.base_url)
+    return cli("calibrate", *args, "--task-file", TASK, "--base-url", emulator.base_url)
 
 
 def test_calibrate_reports_stores_and_shows_the_change(
@@ -327,7 +327,7 @@ def test_calibrate_malformed_labels_exit_2_with_the_line(
 ) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_text('{"draft": "fine", "labels": {"sentence_len": true}}\n' + line + "\n")
-    ran = gradeloop(
+    ran = cli(
         "calibrate",
         str(path),
         "--rubric",
@@ -344,10 +344,10 @@ def test_calibrate_malformed_labels_exit_2_with_the_line(
 def test_calibrate_needs_a_model_only_for_judge_labels(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_text('{"draft": "Short. Fine.", "labels": {"api_cited": true}}\n')
-    ran = gradeloop("calibrate", str(path), "--rubric", str(SHADOW_RUBRIC), "--task", "t")
+    ran = cli("calibrate", str(path), "--rubric", str(SHADOW_RUBRIC), "--task", "t")
     assert ran.code == 2 and "ANTHROPIC_API_KEY" in ran.err and "api_cited" in ran.err
     path.write_text('{"draft": "Short. Fine.", "labels": {"code_runs": true}}\n')
-    ran = gradeloop(
+    ran = cli(
         "calibrate",
         str(path),
         "--rubric",

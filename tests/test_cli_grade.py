@@ -1,4 +1,5 @@
-"""`gradeloop grade` and `gradeloop checkers`, through a subprocess."""
+"""`gradeloop grade` and `gradeloop checkers`: in this process (``cli``), and a few through
+the console script in a subprocess (``gradeloop``) to prove it works end to end."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import EXAMPLE, gradeloop
+from tests.cli_helpers import EXAMPLE, cli, gradeloop
 from tests.emulator import Emulator
 from tests.plugin_dists import GOOD, IMPORT_FAILS, make_dist
 
@@ -32,7 +33,7 @@ def test_the_example_offline_lists_every_criterion_and_is_not_accepted() -> None
 
 
 def test_json_output_is_the_seed_evaluation_shape() -> None:
-    ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--json")
+    ran = cli("grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--json")
     data = json.loads(ran.out)
     assert set(data) == {"output_id", "criteria", "overall_score", "passed"}
     assert [c["name"] for c in data["criteria"]][:2] == ["api_cited", "code_runs"]
@@ -43,12 +44,12 @@ def test_a_code_only_rubric_needs_no_key_and_exits_0_when_accepted(tmp_path: Pat
     rubric = tmp_path / "r.toml"
     rubric.write_text(CODE_ONLY, encoding="utf-8")
     assert gradeloop("grade", "-", "--rubric", str(rubric), stdin="A short note.").code == 0
-    long = gradeloop("grade", "-", "--rubric", str(rubric), stdin="word " * 40)
+    long = cli("grade", "-", "--rubric", str(rubric), stdin="word " * 40)
     assert long.code == 1 and "FAIL" in long.out
 
 
 def test_judge_keys_without_a_model_exit_2_naming_keys_and_fixes() -> None:
-    ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC)
+    ran = cli("grade", DRAFT, "--rubric", RUBRIC)
     assert ran.code == 2
     assert ran.err.count("\n") == 1  # one line
     for fragment in ("api_cited, errors_named, no_invention", "ANTHROPIC_API_KEY", "--code-only"):
@@ -68,7 +69,7 @@ def test_grade_uses_the_judge_when_a_model_is_configured(emulator: Emulator) -> 
             }
         )
     )
-    ran = gradeloop("grade", DRAFT, "--rubric", RUBRIC, "--base-url", emulator.base_url)
+    ran = cli("grade", DRAFT, "--rubric", RUBRIC, "--base-url", emulator.base_url)
     assert ran.code == 1  # the code keys still fail: the judge cannot overrule them
     schema = emulator.bodies[0]["output_config"]["format"]["schema"]
     assert "code_runs" not in json.dumps(schema)
@@ -90,7 +91,7 @@ def test_grade_uses_the_judge_when_a_model_is_configured(emulator: Emulator) -> 
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], fragment: str) -> None:
-    ran = gradeloop(*args)
+    ran = cli(*args)
     assert ran.code == 2, (ran.out, ran.err)
     assert fragment in ran.err
     assert len(ran.err.strip().splitlines()) == 1
@@ -127,7 +128,7 @@ def test_bad_rubrics_are_one_line_and_exit_2(
 ) -> None:
     rubric = tmp_path / "bad.toml"
     rubric.write_text(rubric_text, encoding="utf-8")
-    ran = gradeloop("grade", DRAFT, "--rubric", str(rubric), "--code-only")
+    ran = cli("grade", DRAFT, "--rubric", str(rubric), "--code-only")
     assert ran.code == 2 and fragment in ran.err, ran.err
     assert str(rubric) in ran.err and len(ran.err.strip().splitlines()) == 1
 
@@ -135,14 +136,14 @@ def test_bad_rubrics_are_one_line_and_exit_2(
 def test_non_utf8_draft_is_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "latin1.md"
     bad.write_bytes("café".encode("latin-1"))
-    ran = gradeloop("grade", str(bad), "--rubric", RUBRIC, "--code-only")
+    ran = cli("grade", str(bad), "--rubric", RUBRIC, "--code-only")
     assert ran.code == 2 and "not UTF-8" in ran.err
-    piped = gradeloop("grade", "-", "--rubric", RUBRIC, "--code-only", stdin=b"\xff\xfe")
+    piped = cli("grade", "-", "--rubric", RUBRIC, "--code-only", stdin=b"\xff\xfe")
     assert piped.code == 2 and "stdin is not UTF-8" in piped.err
 
 
 def test_checkers_lists_builtins_with_plugin_and_distribution() -> None:
-    data = json.loads(gradeloop("checkers", "--json").out)
+    data = json.loads(cli("checkers", "--json").out)
     by_name = {c["name"]: c for c in data["checkers"]}
     assert {"code_runs", "sentence_len", "regex", "json_schema"} <= set(by_name)
     assert by_name["code_runs"]["plugin"] == "builtin"
@@ -155,20 +156,20 @@ def test_a_broken_plugin_does_not_take_checkers_down(tmp_path: Path) -> None:
     site = make_dist(tmp_path / "site", "gradeloop-broken", {"broken": IMPORT_FAILS})
     make_dist(site, "gradeloop-shouty", {"shouty": GOOD})
     env = {"PYTHONPATH": str(site)}
-    ran = gradeloop("checkers", env=env)
+    ran = cli("checkers", env=env)
     assert ran.code == 0
     assert "shouty" in ran.out and "code_runs" in ran.out
     assert "plugin 'broken' (gradeloop-broken) failed to load" in ran.out
-    data = json.loads(gradeloop("checkers", "--json", env=env).out)
+    data = json.loads(cli("checkers", "--json", env=env).out)
     assert [f["plugin"] for f in data["failed_plugins"]] == ["broken"]
-    blocked = json.loads(gradeloop("--block-plugin", "broken", "checkers", "--json", env=env).out)
+    blocked = json.loads(cli("--block-plugin", "broken", "checkers", "--json", env=env).out)
     assert blocked["failed_plugins"] == []
 
 
 def test_disable_plugin_autoload_from_the_command_line(tmp_path: Path) -> None:
     site = make_dist(tmp_path / "site", "gradeloop-shouty", {"shouty": GOOD})
     data = json.loads(
-        gradeloop(
+        cli(
             "--disable-plugin-autoload",
             "checkers",
             "--json",
@@ -200,7 +201,7 @@ def test_a_judge_shadow_alone_needs_no_model_but_uses_one_when_configured(
 
     rubric = tmp_path / "shadow.toml"
     rubric.write_text(SHADOW_ONLY, encoding="utf-8")
-    offline = gradeloop("grade", "-", "--rubric", str(rubric), stdin="A short note.")
+    offline = cli("grade", "-", "--rubric", str(rubric), stdin="A short note.")
     assert offline.code == 0, offline.err  # the checker decides; no model needed
     assert emulator.bodies == []
     emulator.enqueue(
@@ -213,7 +214,7 @@ def test_a_judge_shadow_alone_needs_no_model_but_uses_one_when_configured(
             }
         )
     )
-    ran = gradeloop(
+    ran = cli(
         "grade",
         "-",
         "--rubric",
@@ -238,10 +239,10 @@ def test_grade_shows_a_disagreeing_shadow(tmp_path: Path, emulator: Emulator) ->
             {"reasoning": "r", "criteria_met": {"short": False}, "passed": False, "issues": []}
         )
     )
-    ran = gradeloop(
+    ran = cli(
         "grade", "-", "--rubric", str(rubric), "--base-url", emulator.base_url, stdin="Short."
     )
     assert ran.code == 0, ran.err
     assert "short: length pass, shadow judge FAIL: DISAGREE" in ran.out
-    offline = gradeloop("grade", "-", "--rubric", str(rubric), stdin="Short.")
+    offline = cli("grade", "-", "--rubric", str(rubric), stdin="Short.")
     assert "short: length pass, shadow judge -: skipped" in offline.out

@@ -1,4 +1,5 @@
-"""`gradeloop optimize`, `history` and `stats` through a subprocess, against the emulator."""
+"""`gradeloop optimize`, `history` and `stats` against the emulator, in this process; the
+killed-loop test runs the console script in a subprocess (it must die for real)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from gradeloop import HistoryStore
 from gradeloop.testing import text_reply, verdict_reply
-from tests.cli_helpers import EXAMPLE, gradeloop, kill_when_blocked
+from tests.cli_helpers import EXAMPLE, cli, kill_when_blocked
 from tests.emulator import Emulator
 
 RUBRIC = str(EXAMPLE / "rubric.toml")
@@ -47,7 +48,7 @@ class Model:
 
 
 def optimize(emulator: Emulator, *extra: str) -> Any:
-    return gradeloop(
+    return cli(
         "optimize",
         "--rubric",
         RUBRIC,
@@ -72,23 +73,23 @@ def test_optimize_runs_the_loop_prints_rounds_and_records_history(
     assert "tokens" in lines[0]
     assert "PASSED: passed after 2 round(s)" in ran.err
 
-    listing = gradeloop("history")
+    listing = cli("history")
     assert listing.code == 0 and "passed" in listing.out and "Write the integration" in listing.out
     with HistoryStore(gradeloop_home / "history.db") as store:
         loop_id = store.latest_loop_id()
         assert loop_id is not None
         records = store.iterations(loop_id)
     assert [r["feedback"] for r in records] == ["- cite 4.4 for retries", None]
-    data = json.loads(gradeloop("history", loop_id[:10], "--json").out)
+    data = json.loads(cli("history", loop_id[:10], "--json").out)
     assert data["improvement_trajectory"] == [4.0, 10.0]
     assert data["iterations"][0]["feedback"] == "- cite 4.4 for retries"
-    shown = gradeloop("history", loop_id)
+    shown = cli("history", loop_id)
     assert "4.00 → 10.00" in shown.out and "errors_named" in shown.out
 
-    stats = json.loads(gradeloop("stats", "--json").out)
+    stats = json.loads(cli("stats", "--json").out)
     assert stats["iterations_to_pass"]["value"] == 2
     assert stats["history_completeness"]["value"] == 100.0
-    assert "iteration efficiency" in gradeloop("stats").out
+    assert "iteration efficiency" in cli("stats").out
 
 
 def test_not_passing_exits_1_with_the_best_draft(emulator: Emulator) -> None:
@@ -117,7 +118,7 @@ def test_no_history_writes_no_database(emulator: Emulator, gradeloop_home: Path)
 
 
 def test_optimize_without_a_model_is_exit_2() -> None:
-    ran = gradeloop("optimize", "--rubric", RUBRIC, "--task", "write it")
+    ran = cli("optimize", "--rubric", RUBRIC, "--task", "write it")
     assert ran.code == 2 and "ANTHROPIC_API_KEY" in ran.err and "--base-url" in ran.err
 
 
@@ -127,7 +128,7 @@ def test_optimize_bad_arguments_are_exit_2(emulator: Emulator) -> None:
         (["--return", "first"], "invalid choice"),
         (["--task", ""], "the task is empty"),
     ):
-        ran = gradeloop("optimize", "--rubric", RUBRIC, "--base-url", emulator.base_url, *args)
+        ran = cli("optimize", "--rubric", RUBRIC, "--base-url", emulator.base_url, *args)
         assert ran.code == 2 and fragment in ran.err, ran.err
 
 
@@ -150,9 +151,9 @@ def test_a_loop_killed_mid_run_keeps_its_finished_rounds(
             "0",
         ],
     )
-    data = json.loads(gradeloop("history", "--json").out)
+    data = json.loads(cli("history", "--json").out)
     assert data[0]["rounds"] == 2 and data[0]["status"] == "interrupted"
-    history = json.loads(gradeloop("history", data[0]["loop_id"], "--json").out)
+    history = json.loads(cli("history", data[0]["loop_id"], "--json").out)
     assert [it["content"] for it in history["iterations"]] == [
         "# Guide\n\nDraft number 0. It is short.\n",
         "# Guide\n\nDraft number 1. It is short.\n",

@@ -1,8 +1,7 @@
 """`gradeloop optimize --engine graph` and `--resume` against the emulator: checkpoints
 in $GRADELOOP_HOME/checkpoints.db, resume after an API error or a killed process,
-without re-running what finished. The runs that matter go through a subprocess; the
-cheaper checks call ``main()`` in this process (each subprocess costs an import of
-the SDK and of langgraph)."""
+without re-running what finished. Commands run in this process (``cli``); only the
+run that must die for real is a subprocess."""
 
 from __future__ import annotations
 
@@ -10,12 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from gradeloop import HistoryStore, Rubric
-from gradeloop.cli import main
 from gradeloop.cli._optimize_graph import CHECKPOINTS, _Threads
-from tests.cli_helpers import EXAMPLE, Ran, gradeloop, kill_when_blocked
+from tests.cli_helpers import EXAMPLE, Ran, cli, kill_when_blocked
 from tests.emulator import Emulator, HTTPError
 from tests.test_cli_optimize import RUBRIC, Model, judged
 
@@ -23,7 +19,7 @@ NO_RETRY = {"x-should-retry": "false"}
 
 
 def graph(emulator: Emulator, *extra: str) -> Ran:
-    return gradeloop(
+    return cli(
         "optimize",
         "--engine",
         "graph",
@@ -35,12 +31,6 @@ def graph(emulator: Emulator, *extra: str) -> Ran:
         emulator.base_url,
         *extra,
     )
-
-
-def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return Ran(code, out, err)
 
 
 def kinds(emulator: Emulator) -> list[str]:
@@ -64,7 +54,7 @@ class FailOnce(Model):
 
 
 def test_graph_engine_runs_prints_rounds_and_records_history(
-    emulator: Emulator, gradeloop_home: Path, capsys: pytest.CaptureFixture[str]
+    emulator: Emulator, gradeloop_home: Path
 ) -> None:
     emulator.responder = Model([judged(False), judged(True)])
     ran = graph(emulator, "--thread", "guide-1")
@@ -88,8 +78,7 @@ def test_graph_engine_runs_prints_rounds_and_records_history(
     assert config["engine"] == "graph" and config["thread_id"] == "guide-1"
     assert [r["feedback"] for r in records] == ["- cite 4.4 for retries", None]
 
-    again = in_process(
-        capsys,
+    again = cli(
         "optimize",
         "--engine",
         "graph",
@@ -107,9 +96,7 @@ def test_graph_engine_runs_prints_rounds_and_records_history(
     assert "--resume guide-1" in again.err
 
 
-def test_a_run_stopped_by_an_api_error_resumes_where_it_stopped(
-    emulator: Emulator, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_run_stopped_by_an_api_error_resumes_where_it_stopped(emulator: Emulator) -> None:
     emulator.responder = FailOnce([judged(False), judged(True)], "generate", 1)
     ran = graph(emulator, "--thread", "t2", "--no-history")
     assert ran.code == 2
@@ -117,7 +104,7 @@ def test_a_run_stopped_by_an_api_error_resumes_where_it_stopped(
     assert "continue it with `gradeloop optimize --resume t2`" in ran.err
     assert kinds(emulator) == ["generate", "evaluate", "generate"]
 
-    resumed = gradeloop("optimize", "--resume", "t2", "--json")  # the base URL is the thread's
+    resumed = cli("optimize", "--resume", "t2", "--json")  # the base URL is the thread's
     assert resumed.code == 0, resumed.err
     assert "resuming t2" in resumed.err
     data = json.loads(resumed.out)
@@ -127,18 +114,15 @@ def test_a_run_stopped_by_an_api_error_resumes_where_it_stopped(
     # the first draft and its verdict were not asked for again
     assert kinds(emulator) == ["generate", "evaluate", "generate", "generate", "evaluate"]
 
-    finished = in_process(capsys, "optimize", "--resume", "t2")
+    finished = cli("optimize", "--resume", "t2")
     assert finished.code == 0 and "had already finished" in finished.err
     assert finished.out == "# Guide\n\nDraft number 1. It is short.\n"
     assert len(emulator.bodies) == 5
 
 
-def test_judge_errors_can_stop_the_run_for_a_resume(
-    emulator: Emulator, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_judge_errors_can_stop_the_run_for_a_resume(emulator: Emulator) -> None:
     emulator.responder = FailOnce([judged(False), judged(True)], "evaluate", 1)
-    ran = in_process(
-        capsys,
+    ran = cli(
         "optimize",
         "--engine",
         "graph",
@@ -155,7 +139,7 @@ def test_judge_errors_can_stop_the_run_for_a_resume(
         "--no-history",
     )
     assert ran.code == 2 and "--resume t3" in ran.err and "upstream died" in ran.err
-    resumed = in_process(capsys, "optimize", "--resume", "t3", "--base-url", emulator.base_url)
+    resumed = cli("optimize", "--resume", "t3", "--base-url", emulator.base_url)
     assert resumed.code == 0, resumed.err
     assert kinds(emulator) == ["generate", "evaluate", "generate", "evaluate", "evaluate"]
     judged_drafts = [b["messages"][0]["content"] for b in emulator.bodies if "output_config" in b]
@@ -184,7 +168,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(
         ],
     )
     model.block_on_draft = None
-    resumed = gradeloop("optimize", "--resume", "k1")
+    resumed = cli("optimize", "--resume", "k1")
     assert resumed.code == 1, resumed.err
     assert "NOT PASSED: max_rounds after 3 round(s)" in resumed.err
     assert resumed.out == "# Guide\n\nDraft number 3. It is short.\n"
@@ -197,9 +181,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(
     assert data["status"] == "finished" and len(data["iterations"]) == 3
 
 
-def test_graph_flags_that_cannot_work_are_exit_2(
-    emulator: Emulator, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_graph_flags_that_cannot_work_are_exit_2(emulator: Emulator) -> None:
     for args, message in (
         (["optimize", "--resume", "nope"], "no graph thread 'nope' in "),
         (
@@ -244,17 +226,15 @@ def test_graph_flags_that_cannot_work_are_exit_2(
             "give --rubric FILE (or --resume THREAD to continue a graph run)",
         ),
     ):
-        ran = in_process(capsys, *args)
+        ran = cli(*args)
         assert ran.code == 2 and message in ran.err, (args, ran.err)
-    assert gradeloop("optimize", "--resume", "nope").err.startswith(
+    assert cli("optimize", "--resume", "nope").err.startswith(
         "gradeloop: error: no graph thread 'nope'"
-    )  # and once as a user runs it
+    )
     assert emulator.bodies == []
 
 
-def test_single_shot_and_cap_0_on_the_graph_engine(
-    emulator: Emulator, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_single_shot_and_cap_0_on_the_graph_engine(emulator: Emulator) -> None:
     emulator.responder = Model([judged(False)] * 3)
     base = [
         "optimize",
@@ -268,17 +248,17 @@ def test_single_shot_and_cap_0_on_the_graph_engine(
         emulator.base_url,
         "--no-history",
     ]
-    single = in_process(capsys, *base, "--single-shot")
+    single = cli(*base, "--single-shot")
     assert single.code == 1 and "NOT PASSED: max_rounds after 1 round(s)" in single.err
     assert kinds(emulator) == ["generate", "evaluate"]
-    unjudged = in_process(capsys, *base, "--max-rounds", "0")
+    unjudged = cli(*base, "--max-rounds", "0")
     assert unjudged.code == 1 and "NOT PASSED: max_rounds after 0 round(s)" in unjudged.err
     assert "scored -/10" in unjudged.err
     assert kinds(emulator) == ["generate", "evaluate", "generate"]
 
 
 def test_a_thread_that_died_before_its_first_checkpoint_starts_over(
-    emulator: Emulator, gradeloop_home: Path, capsys: pytest.CaptureFixture[str]
+    emulator: Emulator, gradeloop_home: Path
 ) -> None:
     settings = {
         "rubric": Rubric.load(RUBRIC).to_dict(),
@@ -289,9 +269,9 @@ def test_a_thread_that_died_before_its_first_checkpoint_starts_over(
     with _Threads(gradeloop_home / CHECKPOINTS) as threads:
         threads.create("early", "write the guide", settings)
     emulator.responder = Model([judged(True)])
-    ran = in_process(capsys, "optimize", "--resume", "early")
+    ran = cli("optimize", "--resume", "early")
     assert ran.code == 0, ran.err
     assert kinds(emulator) == ["generate", "evaluate"]
     assert "write the guide" in emulator.bodies[0]["messages"][0]["content"]
-    unknown = in_process(capsys, "optimize", "--resume", "late")
+    unknown = cli("optimize", "--resume", "late")
     assert unknown.code == 2 and "(recent threads: early)" in unknown.err

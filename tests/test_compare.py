@@ -20,7 +20,7 @@ from gradeloop.migration._jsonl import DraftItem, read_drafts
 from gradeloop.migration._key_cost import CostLedger, key_shares
 from gradeloop.models._prompts import judge_user
 from gradeloop.models._usage import CallRecord, Usage, record_call
-from tests.cli_helpers import EXAMPLE, gradeloop
+from tests.cli_helpers import EXAMPLE, cli
 from tests.emulator import Emulator
 
 SHADOW_RUBRIC = str(EXAMPLE / "rubric-shadow.toml")
@@ -39,9 +39,9 @@ def stand_in() -> ModuleType:
 
 
 def run_compare(emulator: Emulator, *args: str) -> Any:
-    """``gradeloop compare`` in a subprocess, as a user runs it."""
+    """``gradeloop compare`` against the stand-in judge, in this process."""
     emulator.responder = stand_in().respond
-    return gradeloop("compare", *args, "--task-file", TASK, "--base-url", emulator.base_url)
+    return cli("compare", *args, "--task-file", TASK, "--base-url", emulator.base_url)
 
 
 def compare_here(
@@ -306,7 +306,7 @@ def test_compare_malformed_drafts_file_exit_2_with_the_line(
 
 
 def test_compare_without_a_model_exit_2() -> None:
-    ran = gradeloop("compare", DRAFTS, "--rubric", SHADOW_RUBRIC, "--task-file", TASK)
+    ran = cli("compare", DRAFTS, "--rubric", SHADOW_RUBRIC, "--task-file", TASK)
     assert ran.code == 2 and "ANTHROPIC_API_KEY" in ran.err and "sentence_len" in ran.err
 
 

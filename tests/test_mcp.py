@@ -108,9 +108,10 @@ def test_stdio_session_without_a_key_lists_the_tools_and_grades_code_only(
     )
 
 
-def test_stdio_session_writes_and_judges_through_the_emulator(
-    tmp_path: Path, gradeloop_home: Path, emulator: Emulator
+def test_the_server_writes_and_judges_through_the_emulator(
+    gradeloop_home: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # In this process: the stdio transport is proved by the session test above.
     def model(body: dict[str, Any]) -> Any:
         if "output_config" in body:
             return verdict_reply(
@@ -124,23 +125,25 @@ def test_stdio_session_writes_and_judges_through_the_emulator(
         return text_reply("Hello there, please sit.")
 
     emulator.responder = model
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", emulator.base_url)
+    monkeypatch.setenv("GRADELOOP_MODEL", "writer-model")
+    monkeypatch.setenv("GRADELOOP_JUDGE_MODEL", "judge-model")
+    runner = build_runner()
+    server = build_server(runner)
 
-    async def actions(s: ClientSession) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def go() -> tuple[dict[str, Any], dict[str, Any]]:
         written = payload(
-            await s.call_tool(
+            await server.call_tool(
                 "generate_initial_output", {"task": "Greet a guest.", "criteria": [SHORT, POLITE]}
             )
         )
-        judged = payload(await s.call_tool("evaluate_output", {"output": written["content"]}))
+        judged = payload(await server.call_tool("evaluate_output", {"output": written["content"]}))
         return written, judged
 
-    env = {
-        "GRADELOOP_HOME": str(gradeloop_home),
-        "ANTHROPIC_BASE_URL": emulator.base_url,
-        "GRADELOOP_MODEL": "writer-model",
-        "GRADELOOP_JUDGE_MODEL": "judge-model",
-    }
-    written, judged = in_session(env, tmp_path / "err.txt", actions)
+    try:
+        written, judged = asyncio.run(go())
+    finally:
+        runner.close()
     assert written["content"] == "Hello there, please sit." and written["iteration"] == 1
     assert judged["passed"] is True and judged["loop_id"] == written["loop_id"]
 
