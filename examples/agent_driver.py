@@ -27,7 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradeloop import DEFAULT_MODEL, AnthropicGenerator, AnthropicJudge, Rubric, make_client
+from gradeloop import (
+    DEFAULT_MODEL,
+    AnthropicGenerator,
+    AnthropicJudge,
+    Rubric,
+    make_client,
+    model_configured,
+)
 from gradeloop.errors import GradeloopError
 from gradeloop.tools import ToolRunner
 
@@ -144,22 +151,39 @@ def _as_dict(block: Any) -> dict[str, Any]:
     return data
 
 
+def parser() -> argparse.ArgumentParser:
+    """The script's options."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--task", help="the task text")
+    p.add_argument("--task-file", help="read the task from this file")
+    p.add_argument("--rubric", required=True, help="rubric file (TOML or JSON)")
+    p.add_argument("--model", help="the driving model (default: gradeloop's)")
+    p.add_argument(
+        "--base-url",
+        help="Messages API base URL, e.g. a local server (default: $ANTHROPIC_BASE_URL)",
+    )
+    p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS)
+    p.add_argument("--db", help="history database (default: $GRADELOOP_HOME/history.db)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line: run the conversation, print the answer and the loop ids."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", help="the task text")
-    parser.add_argument("--task-file", help="read the task from this file")
-    parser.add_argument("--rubric", required=True, help="rubric file (TOML or JSON)")
-    parser.add_argument("--model", help="the driving model (default: gradeloop's)")
-    parser.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS)
-    parser.add_argument("--db", help="history database (default: $GRADELOOP_HOME/history.db)")
-    args = parser.parse_args(argv)
+    options = parser()
+    args = options.parse_args(argv)
     if bool(args.task) == bool(args.task_file):
-        parser.error("give --task or --task-file (one of them)")
+        options.error("give --task or --task-file (one of them)")
     try:
         task = args.task or Path(args.task_file).read_text(encoding="utf-8")
         criteria = Rubric.load(args.rubric).to_dict()["criteria"]
-        client = make_client()
+        if not (args.base_url or model_configured()):
+            print(
+                "agent_driver: no model is configured: set ANTHROPIC_API_KEY, "
+                "or give --base-url URL for a local server",
+                file=sys.stderr,
+            )
+            return 2
+        client = make_client(base_url=args.base_url)
         with ToolRunner(AnthropicGenerator(client), AnthropicJudge(client), args.db) as runner:
             result = drive(
                 client, task, criteria, runner=runner, model=args.model, max_turns=args.max_turns

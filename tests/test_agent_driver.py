@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 from gradeloop import AnthropicGenerator, AnthropicJudge, HistoryStore
 from gradeloop.testing import text_reply, verdict_reply
@@ -179,29 +180,38 @@ def test_the_turn_cap_ends_a_model_that_never_stops(emulator: Emulator) -> None:
     assert json.loads(last["content"])["error"]["type"] == "loop_not_found"
 
 
-def test_as_a_script(emulator: Emulator, tmp_path: Path) -> None:
+def test_as_a_script(
+    emulator: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     emulator.responder = model(Agent())
     rubric = tmp_path / "rubric.json"
     rubric.write_text(json.dumps({"criteria": CRITERIA}), encoding="utf-8")
     home = tmp_path / "home"
-    env = {
-        "ANTHROPIC_BASE_URL": emulator.base_url,
-        "GRADELOOP_HOME": str(home),
-        "PATH": "/usr/bin:/bin",
-    }
-    ran = subprocess.run(
-        [sys.executable, str(SCRIPT), "--task", TASK, "--rubric", str(rubric)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout == "Final output: Hello, please do come in.\n"
-    assert "[end_turn after 6 turn(s), 5 tool call(s); loops: loop_" in ran.stderr
+    monkeypatch.setenv("GRADELOOP_HOME", str(home))
+    # the script's own main(), in this process; --base-url needs no key
+    code = driver.main(["--task", TASK, "--rubric", str(rubric), "--base-url", emulator.base_url])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out == "Final output: Hello, please do come in.\n"
+    assert "[end_turn after 6 turn(s), 5 tool call(s); loops: loop_" in err
     with HistoryStore(home / "history.db") as store:
         [summary] = store.list_loops()
     assert summary.passed is True and summary.stop_reason == "passed"
+
+
+def test_as_a_script_without_a_model_says_how_to_configure_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text(json.dumps({"criteria": CRITERIA}), encoding="utf-8")
+    assert driver.main(["--task", TASK, "--rubric", str(rubric)]) == 2
+    err = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY" in err and "--base-url URL" in err
+    flags = {a for action in driver.parser()._actions for a in action.option_strings}
+    assert "--base-url" in flags  # every flag the message names exists
 
 
 def test_the_quick_start_in_the_docs_runs(emulator: Emulator, monkeypatch: Any) -> None:

@@ -177,8 +177,8 @@ def connect(path: Path | str, timeout: float) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise HistoryError(
-            f"{path} is not a SQLite database ({exc}); move it aside or give "
-            "HistoryStore another path (the default is under $GRADELOOP_HOME)"
+            f"{path} is not a SQLite database ({exc}); move it aside, or use another "
+            "history database (the default is under $GRADELOOP_HOME)"
         ) from exc
     except BaseException:
         conn.close()

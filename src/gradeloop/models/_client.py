@@ -32,8 +32,10 @@ DEFAULT_JUDGE_MODEL = "claude-opus-5-5"
 #: (Ollama, llama.cpp, vLLM) ignore it, but the SDK refuses to build without one.
 LOCAL_SERVER_KEY = "gradeloop-local"
 
+# A library message: it names the environment and the argument, never a CLI flag.
 _NO_CREDENTIALS = (
-    "no model is configured: set ANTHROPIC_API_KEY or pass --base-url for a local server"
+    "no model is configured: set ANTHROPIC_API_KEY, or give a local server's address "
+    "(ANTHROPIC_BASE_URL, or make_client(base_url=...))"
 )
 
 
