@@ -11,7 +11,7 @@ from gradeloop import HistoryStore, Rubric, grade, run_loop
 from gradeloop.errors import HistoryError, LoopNotFoundError
 from gradeloop.history._grading import GradedDraft
 from gradeloop.history._scrub import REDACTED
-from tests.cli_helpers import EXAMPLE, gradeloop
+from tests.cli_helpers import EXAMPLE, cli
 from tests.emulator import Emulator
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 from tests.test_compare import DRAFTS, SHADOW_RUBRIC, compare_here
@@ -105,9 +105,9 @@ def test_cli_grade_records_a_run_unless_told_not_to(tmp_path: Path) -> None:
         "--db",
         str(db),
     ]
-    assert gradeloop(*args, "--no-history").code == 1
+    assert cli(*args, "--no-history").code == 1
     assert not db.exists()
-    assert gradeloop(*args).code == 1
+    assert cli(*args).code == 1
     with HistoryStore(db) as store:
         [summary] = store.list_grading_runs()
         run = store.grading_run(summary.run_id)
@@ -119,7 +119,7 @@ def test_cli_grade_records_a_run_unless_told_not_to(tmp_path: Path) -> None:
 def test_cli_grade_still_grades_when_the_history_cannot_be_written(tmp_path: Path) -> None:
     db = tmp_path / "h.db"
     db.write_text("this is not a database " * 50)
-    ran = gradeloop(
+    ran = cli(
         "grade",
         str(EXAMPLE / "draft.md"),
         "--rubric",

@@ -17,7 +17,7 @@ from gradeloop.history import _sql
 from gradeloop.report import ReadOnlyHistory, render_report, write_report
 from gradeloop.report._diff import MAX_CELLS, diff_ops
 from gradeloop.report._html import CSP, Safe, el, esc, page
-from tests.cli_helpers import gradeloop
+from tests.cli_helpers import cli
 from tests.report_helpers import FixtureIds, build_history
 
 
@@ -301,7 +301,7 @@ def test_cli_report_writes_one_self_contained_file(
 ) -> None:
     db, ids = history
     out = tmp_path / "report.html"
-    ran = gradeloop("report", ids.passed, ids.run_b, "--db", str(db), "--html", str(out))
+    ran = cli("report", ids.passed, ids.run_b, "--db", str(db), "--html", str(out))
     assert ran.code == 0, ran.err
     html = out.read_text(encoding="utf-8")
     assert f'id="loop-{ids.passed}"' in html and f'id="run-{ids.run_b}"' in html
@@ -321,13 +321,13 @@ def test_cli_report_bad_input_exits_2(
     history: tuple[Path, FixtureIds], tmp_path: Path, args: list[str], message: str
 ) -> None:
     db, _ = history
-    ran = gradeloop("report", *args, "--db", str(db), "--html", str(tmp_path / "r.html"))
+    ran = cli("report", *args, "--db", str(db), "--html", str(tmp_path / "r.html"))
     assert ran.code == 2
     assert message in ran.err and len(ran.err.strip().splitlines()) == 1
 
 
 def test_cli_report_without_a_database_exits_2(tmp_path: Path) -> None:
-    ran = gradeloop("report", "--db", str(tmp_path / "x.db"), "--html", str(tmp_path / "r.html"))
+    ran = cli("report", "--db", str(tmp_path / "x.db"), "--html", str(tmp_path / "r.html"))
     assert ran.code == 2 and "history database not found" in ran.err
-    ran = gradeloop("report", "--db", str(tmp_path / "x.db"))
+    ran = cli("report", "--db", str(tmp_path / "x.db"))
     assert ran.code == 2 and "--html" in ran.err

@@ -240,10 +240,10 @@ def test_cli_view_prints_the_url_serves_and_stops_on_ctrl_c(
 
 
 def test_cli_view_on_a_busy_port_exits_2(history: tuple[Path, FixtureIds]) -> None:
-    from tests.cli_helpers import gradeloop
+    from tests.cli_helpers import cli
 
     db, _ = history
     with Viewer(db).start() as v:
         port = v.url.rsplit(":", 1)[1].strip("/")
-        ran = gradeloop("view", "--db", str(db), "--port", port, timeout=30)
+        ran = cli("view", "--db", str(db), "--port", port)
     assert ran.code == 2 and f"cannot listen on 127.0.0.1:{port}" in ran.err
