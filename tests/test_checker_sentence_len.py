@@ -449,9 +449,10 @@ def test_inline_enumerations_split_only_when_they_count_up() -> None:
     assert lengths("1) pick one 3) pick two") == [5]
 
 
-def test_lower_case_next_word_continues_unless_it_is_a_camel_case_name() -> None:
+def test_a_camel_case_name_after_a_period_starts_a_sentence() -> None:
     assert lengths("Update your phone. iOS 17 fixes it.") == [3, 4]
-    assert lengths("Update your phone. ios 17 fixes it.") == [7]
+    assert lengths("Update your phone. ios 17 fixes it.") == [3, 4]
+    assert lengths("Update your phone etc. ios 17 fixes it.") == [8]
 
 
 def test_question_or_exclamation_ends_even_after_a_single_letter() -> None:
@@ -656,3 +657,14 @@ def test_any_markdown_never_raises(text: str) -> None:
     result = sentence_len(text, max_words=2)
     assert result.passed == (not result.issues)
     assert sentence_len(text, max_words=10_000).passed
+
+
+def test_a_lowercase_word_after_a_plain_period_starts_a_sentence() -> None:
+    assert lengths("Use sha256 or blake2s. md5 is normally avoided here.") == [4, 5]
+    assert lengths("It ran fine. now it is broken.") == [3, 4]
+
+
+def test_a_lowercase_word_after_an_abbreviation_continues_the_sentence() -> None:
+    assert lengths("Ask Dr. smith about fruit, e.g. apples etc. and pears.") == [10]
+    assert lengths("Meet at 3 p.m. today, see step 2. then go.") == [10]
+    assert lengths('He said "Stop." she left. Yahoo! is big.') == [5, 3]

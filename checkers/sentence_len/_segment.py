@@ -6,8 +6,10 @@ where a terminator run (``.``, ``!``, ``?``, ``…``, possibly followed by closi
 quotes, brackets or emphasis markers) is followed by a space; each such candidate is
 then judged by its neighbours:
 
-* a lower-case next word never starts a sentence (``Yahoo! in``, ``co. at``),
-  unless it has capitals inside, as names like ``iOS`` and ``macOS`` do;
+* before a lower-case next word only a lone period ends a sentence
+  (``blake2s. md5 is``), and not after an abbreviation, initial, acronym or number
+  (``co. at``, ``e.g. the``, ``step 2. then``) nor inside quotes (``"Stop." she``);
+  ``Yahoo! in`` goes on; a word with capitals inside (``iOS``) counts as capitalised;
 * ``!`` and ``?`` otherwise end one;
 * a bare ellipsis ends one only before a capitalised word that is not ``I``
   (``I`` is capitalised everywhere, so it says nothing about a new sentence);
@@ -143,9 +145,11 @@ def _is_boundary(text: str, start: int, token_start: int, m: re.Match[str], foll
     """Whether the terminator run ``m`` ends the sentence that began at ``start``."""
     nxt = following.lstrip(_OPENERS)
     first = nxt[:1]
-    if not first or (first.islower() and nxt[1:] == nxt[1:].lower()):
-        return False  # a lower-case word continues the sentence; "iOS" or "macOS" may not
     terms = m.group(1)
+    if not first:
+        return False
+    if first.islower() and nxt[1:] == nxt[1:].lower():  # "iOS" or "macOS" are names
+        return _lower_after_period(text[token_start : m.start()], m)
     if "!" in terms or "?" in terms:
         return True
     dots = terms.count(".") + 3 * terms.count("…")
@@ -157,6 +161,25 @@ def _is_boundary(text: str, start: int, token_start: int, m: re.Match[str], foll
     # an introductory phrase is a few words: a bounded slice keeps long units linear
     before = text[start:token_start] if token_start - start <= _INTRO_CHARS else ""
     return _after_period(word, nxt, before)
+
+
+def _lower_after_period(word: str, m: re.Match[str]) -> bool:
+    """Whether a lone period before a lower-case word ends a sentence.
+
+    It does ("... blake2s. md5 is normally ..."), unless the word before it is an
+    abbreviation, an initial, a dotted acronym or a number ("e.g. the", "J. smith",
+    "a.m. today", "step 2. then"), or a quote or bracket closes after the period
+    ("'Stop.' she said"): "!", "?" and ellipses never end one here ("Yahoo! is").
+    """
+    if m.group(1) != "." or m.group(2):
+        return False
+    word = word.lstrip(_OPENERS).rstrip(_CLOSERS)
+    lower = word.lower()
+    if len(word) < 2 or not any(c.isalpha() for c in word):
+        return False
+    if lower in PREFIXES or lower in NUMBER_PREFIXES or lower in AMBIGUOUS:
+        return False
+    return "." not in word and not word.isupper()  # "U.S." and "OK." stay ambiguous
 
 
 def _after_period(word: str, nxt: str, before: str) -> bool:
