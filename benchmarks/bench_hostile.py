@@ -302,7 +302,60 @@ def draft_reuse(b: Bench) -> None:
     )
 
 
-# checkers (issue 12, items 1-3): sentence_len and code_runs paths go here.
+# checkers (issue 12, items 1-3): sentence_len and code_runs, through the one
+# Markdown scanner (owner: markdown). 16n is 1 MB: target <= 2 s there.
+
+
+def _backtick_runs(n: int) -> str:
+    """Runs of 1, 2, 3... backticks between letters: the old code-span regex backtracked."""
+    out, k, size = [], 1, 0
+    while size < n:
+        out.append("`" * k + "a")
+        size += k + 1
+        k += 1
+    return "".join(out)[:n]
+
+
+@path("checkers")
+def sentence_len_paths(b: Bench) -> None:
+    """sentence_len: backtick runs, a line of '>', nested list markers, ordinary prose."""
+    from gradeloop_checkers.markdown import scan
+    from gradeloop_checkers.sentence_len import sentence_len as checker
+
+    def sentence_len(text: str) -> object:
+        scan.cache_clear()  # time the scan, not the cache of the last drafts
+        return checker(text)
+
+    b.curve("sentence_len", "backtick runs", _backtick_runs, sentence_len, 62_500)
+    b.curve("sentence_len", "'>' * n", lambda n: ">" * n, sentence_len, 62_500)
+    b.curve("sentence_len", "'- ' nesting + blanks", _nested_items, sentence_len, 62_500)
+    b.curve("sentence_len", "ordinary prose", prose, sentence_len, 62_500)
+
+
+def _nested_items(n: int) -> str:
+    return "- " * (n // 4) + "x\n" + "\n" * (n // 2)
+
+
+@path("checkers")
+def code_runs_fences(b: Bench) -> None:
+    """code_runs' fence finding: many small blocks, bare fence lines, quoted fences."""
+    from gradeloop_checkers.markdown import fences as finder
+    from gradeloop_checkers.markdown import scan
+
+    def fences(text: str) -> object:
+        scan.cache_clear()
+        return finder(text)
+
+    b.curve(
+        "fences",
+        "many python blocks",
+        lambda n: "```python\nx = 1\n```\n" * (n // 20),
+        fences,
+        62_500,
+    )
+    b.curve("fences", "bare fence lines", lambda n: "```\n" * (n // 4), fences, 62_500)
+    b.curve("fences", "'> ```' lines", lambda n: "> ```\n" * (n // 6), fences, 62_500)
+    b.curve("fences", "ordinary prose", prose, fences, 62_500)
 
 
 # -- the report --------------------------------------------------------------------------
