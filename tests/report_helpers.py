@@ -18,7 +18,9 @@ from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 #: What a hostile draft carries: it must be shown, never run.
 SCRIPT = "<script>window.__pwned = 1; document.title = 'pwned'</script>"
-IMG = '<img src="http://203.0.113.9/x.png" onerror="window.__pwned = 2">'
+# a loopback address other than 127.0.0.1: were it ever requested, the browser
+# tests would see it, and no traffic would leave the machine
+IMG = '<img src="http://127.0.0.2:9/x.png" onerror="window.__pwned = 2">'
 
 
 def rubric(name: str | None = "demo") -> Rubric:

@@ -331,3 +331,34 @@ def test_cli_report_without_a_database_exits_2(tmp_path: Path) -> None:
     assert ran.code == 2 and "history database not found" in ran.err
     ran = cli("report", "--db", str(tmp_path / "x.db"))
     assert ran.code == 2 and "--html" in ran.err
+
+
+def test_without_chromium_the_browser_tests_fail_with_an_install_hint(tmp_path: Path) -> None:
+    # a developer without Chromium must see the browser tests fail, not skip
+    import os
+    import subprocess
+    import sys
+
+    from tests.cli_helpers import ROOT
+
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}  # no chromium on it
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_browser.py::test_the_pages_policy_stops_a_script_that_escaped_escaping",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 1, proc.stdout
+    hint = "browser tests need Chromium and its driver: apt-get install -y chromium chromium-driver"
+    assert hint in proc.stdout and "1 error" in proc.stdout
+    assert "skipped" not in proc.stdout
