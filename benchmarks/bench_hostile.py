@@ -202,6 +202,7 @@ def scrubber(b: Bench) -> None:
     b.curve("scrubber", "'ab-' * n/3", lambda n: "ab-" * (n // 3), scrub_text, 25_000)
     b.curve("scrubber", "'a.' * n/2", lambda n: "a." * (n // 2), scrub_text, 25_000)
     b.curve("scrubber", "'a://' * n/4", lambda n: "a://" * (n // 4), scrub_text, 25_000)
+    b.curve("scrubber", "'a://b@' * n/6", lambda n: "a://b@" * (n // 6), scrub_text, 25_000)
     b.curve("scrubber", "ordinary prose", prose, scrub_text, 25_000)
 
 
