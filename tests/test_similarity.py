@@ -1,8 +1,15 @@
 from __future__ import annotations
 
-import pytest
+import itertools
+import random
+import time
+from collections import Counter
 
-from gradeloop.loop._similarity import DEFAULT_SIMILARITY, similar, similarity
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradeloop.loop._similarity import DEFAULT_SIMILARITY, EXACT_UP_TO, similar, similarity
 
 TEXT = " ".join(f"word{i}" for i in range(400))
 
@@ -42,3 +49,83 @@ def test_tiny_drafts(n: int) -> None:
 
 def test_threshold_is_documented_value() -> None:
     assert DEFAULT_SIMILARITY == 0.95
+
+
+# -- the fast measure gives the old measure's numbers --------------------------------
+
+
+def reference(a: str, b: str) -> float:
+    """The plain definition: Counter intersection over Counter union of the bigrams."""
+
+    def bigrams(text: str) -> Counter[tuple[str, str]]:
+        words = text.lower().split()
+        if len(words) == 1:
+            return Counter({(words[0], ""): 1})
+        return Counter(itertools.pairwise(words))
+
+    if a == b:
+        return 1.0
+    ca, cb = bigrams(a), bigrams(b)
+    if not ca and not cb:
+        return 1.0
+    return sum((ca & cb).values()) / sum((ca | cb).values())
+
+
+_WORDS = st.lists(st.sampled_from(["a", "b", "c", "A", "a.", " ", "\n", "dd"]), max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_WORDS, _WORDS, st.sampled_from([0.3, 0.8, 0.95, 1.0]))
+def test_the_same_index_and_decision_as_the_definition(
+    xs: list[str], ys: list[str], threshold: float
+) -> None:
+    a, b = " ".join(xs), " ".join(xs[: len(ys)] + ys)
+    assert similarity(a, b) == reference(a, b)
+    assert similar(a, b, threshold) == (reference(a, b) >= threshold)
+
+
+def _prose(words: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(4000)]
+    return [rng.choice(vocab) for _ in range(words)]
+
+
+def _edit(words: list[str], fraction: float, seed: int) -> str:
+    rng = random.Random(seed)
+    out = list(words)
+    for i in rng.sample(range(len(out)), int(len(out) * fraction)):
+        out[i] = "changed"
+    return " ".join(out)
+
+
+def test_an_ordinary_long_draft_is_compared_exactly() -> None:
+    words = _prose(EXACT_UP_TO, seed=1)  # just under the limit: exact
+    a = " ".join(words)
+    for fraction in (0.005, 0.0125, 0.02):
+        b = _edit(words, fraction, seed=2)
+        assert similarity(a, b) == reference(a, b)
+
+
+@pytest.mark.parametrize(("fraction", "same"), [(0.004, True), (0.03, False)])
+def test_a_sampled_comparison_keeps_the_decision(fraction: float, same: bool) -> None:
+    words = _prose(3 * EXACT_UP_TO, seed=3)  # sampled at 1 bigram in 4
+    a, b = " ".join(words), _edit(words, fraction, seed=4)
+    assert abs(similarity(a, b) - reference(a, b)) < 0.01
+    assert similar(a, b) is same
+
+
+def test_drafts_sampled_at_different_rates_are_still_compared() -> None:
+    words = _prose(2 * EXACT_UP_TO - 10, seed=5)  # step 2, the other step 4
+    a = " ".join(words)
+    b = a + " " + " ".join(_prose(40, seed=6))
+    assert abs(similarity(a, b) - reference(a, b)) < 0.01
+    assert similar(a, b)
+
+
+def test_a_revision_of_a_4_mb_draft_is_checked_quickly() -> None:
+    # A round's check: the old Counter arithmetic took ~2.3 s of CPU here; now ~0.4 s.
+    words = _prose(600_000, seed=7)
+    a, b = " ".join(words), _edit(words, 0.005, seed=8)
+    start = time.process_time()
+    assert similar(a, b)
+    assert time.process_time() - start < 1.2
