@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         make_client,
         model_configured,
     )
+    from gradeloop.models._openai import OpenAICompatibleGenerator, OpenAICompatibleJudge
     from gradeloop.models._usage import Meter, metered, record_call
 
 # The model tier imports the `anthropic` SDK, which takes about two seconds of CPU
@@ -68,6 +69,8 @@ _LAZY = {
     "Meter": "gradeloop.models._usage",
     "Usage": "gradeloop.models._usage",
     "first_text": "gradeloop.models._reply",
+    "OpenAICompatibleGenerator": "gradeloop.models._openai",
+    "OpenAICompatibleJudge": "gradeloop.models._openai",
     "make_client": "gradeloop.models._anthropic",
     "metered": "gradeloop.models._usage",
     "model_configured": "gradeloop.models._anthropic",
@@ -121,6 +124,8 @@ __all__ = [
     "LoopSummary",
     "Meter",
     "NotAnAnswer",
+    "OpenAICompatibleGenerator",
+    "OpenAICompatibleJudge",
     "Registry",
     "Rubric",
     "RubricError",

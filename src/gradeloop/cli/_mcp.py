@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import InputError
 from ._io import add_db_option
-from ._models import add_model_options
+from ._models import add_model_options, provider
 
 
 def add_parser(sub: Any) -> None:
@@ -45,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     from ..mcp_server import require_mcp, serve
 
     require_mcp()  # before anything else, so a missing extra is the one error shown
+    if provider(args) != "anthropic":
+        raise InputError(
+            "the MCP server runs its models on the Anthropic API only for now; "
+            "drop --provider openai-compatible (or GRADELOOP_PROVIDER)"
+        )
     if args.max_iterations < 0:
         raise InputError(f"--max-iterations must be 0 (no cap) or more, not {args.max_iterations}")
     if args.stagnation_rounds < 0:

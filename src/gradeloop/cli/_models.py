@@ -12,6 +12,14 @@ from ..errors import ConfigError
 
 def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> None:
     group = parser.add_argument_group("model")
+    group.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=None,
+        help="the API to call: 'anthropic' (Messages API, default) or 'openai-compatible' "
+        "(chat completions: vLLM, Ollama, llama.cpp, LM Studio, LiteLLM; needs "
+        "gradeloop[openai]) (default: $GRADELOOP_PROVIDER, else anthropic)",
+    )
     if generator:
         group.add_argument(
             "--model", help="generator model (default: $GRADELOOP_MODEL or gradeloop's default)"
@@ -21,7 +29,8 @@ def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> No
     )
     group.add_argument(
         "--base-url",
-        help="Messages API base URL, e.g. a local server (default: $ANTHROPIC_BASE_URL)",
+        help="the server's base URL, e.g. a local server (default: $ANTHROPIC_BASE_URL; "
+        "with --provider openai-compatible, $OPENAI_BASE_URL, e.g. http://localhost:8000/v1)",
     )
     group.add_argument(
         "--structured",
@@ -32,8 +41,29 @@ def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> No
     )
 
 
+PROVIDERS = ("anthropic", "openai-compatible")
+
+
+def provider(args: argparse.Namespace) -> str:
+    """``--provider``, else ``$GRADELOOP_PROVIDER``, else ``"anthropic"``."""
+    chosen = getattr(args, "provider", None) or os.environ.get("GRADELOOP_PROVIDER", "").strip()
+    if not chosen:
+        return "anthropic"
+    if chosen not in PROVIDERS:
+        raise ConfigError(
+            f"GRADELOOP_PROVIDER={chosen!r} is not a provider; use one of: {', '.join(PROVIDERS)}"
+        )
+    return chosen
+
+
 def model_configured(args: argparse.Namespace) -> bool:
     """A key in the environment, or a base URL (a local server needs no key)."""
+    if provider(args) == "openai-compatible":
+        return bool(
+            getattr(args, "base_url", None)
+            or os.environ.get("OPENAI_BASE_URL")
+            or os.environ.get("OPENAI_API_KEY")
+        )
     return bool(
         os.environ.get("ANTHROPIC_API_KEY")
         or os.environ.get("ANTHROPIC_AUTH_TOKEN")
@@ -50,6 +80,8 @@ def require_model(
         return
     keys = ", ".join(judge_keys)
     fixes = "set ANTHROPIC_API_KEY, or pass --base-url for a local server"
+    if provider(args) == "openai-compatible":
+        fixes = "pass --base-url (or set OPENAI_BASE_URL) for the chat-completions server"
     if code_only_hint:
         fixes += ", or use --code-only to grade only the code-filled keys"
     raise ConfigError(f"no model is configured for the judge-filled criteria ({keys}); {fixes}")
@@ -61,13 +93,31 @@ def _client(args: argparse.Namespace) -> Any:
     return make_client(base_url=getattr(args, "base_url", None))
 
 
+def _openai() -> Any:
+    try:
+        from ..models import _openai
+    except ImportError as exc:
+        raise ConfigError(f"{exc} (needed by --provider openai-compatible)") from None
+    return _openai
+
+
 def build_judge(args: argparse.Namespace) -> Any:
+    if provider(args) == "openai-compatible":
+        return _openai().OpenAICompatibleJudge(
+            base_url=getattr(args, "base_url", None),
+            model=args.judge_model,
+            structured=args.structured,
+        )
     from ..models._anthropic import AnthropicJudge
 
     return AnthropicJudge(_client(args), model=args.judge_model, structured=args.structured)
 
 
 def build_generator(args: argparse.Namespace) -> Any:
+    if provider(args) == "openai-compatible":
+        return _openai().OpenAICompatibleGenerator(
+            base_url=getattr(args, "base_url", None), model=args.model
+        )
     from ..models._anthropic import AnthropicGenerator
 
     return AnthropicGenerator(_client(args), model=args.model)

@@ -1,0 +1,332 @@
+"""The judge and generator for OpenAI-compatible chat-completions servers.
+
+vLLM, Ollama, llama.cpp's server, LM Studio and LiteLLM all serve
+``POST /v1/chat/completions``, and there enforce a JSON Schema given as
+``response_format = {"type": "json_schema", "json_schema": {..., "strict": true}}``
+by constrained decoding (see ``docs/models.md`` for which server does what). The
+judge sends the same per-rubric wire schema the Anthropic judge sends and reads
+the reply with the same validation (:mod:`gradeloop.models._wire`); failures are
+typed the same way (refusal, length stop, empty content, invalid JSON), and an
+invalid reply gets one repair request.
+
+Needs the optional extra: ``pip install 'gradeloop[openai]'``. Importing
+:mod:`gradeloop` never imports ``openai``; these classes load it on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import ConfigError, JudgeError, NotAnAnswer
+from ..grading._rubric import Criterion
+from ..grading._verdict import Verdict
+from ._judge import AnthropicJudge, ReplyCache, Structured, _Answer, _Flow, _read, _Step, _Trace
+from ._judge import _judged as judged_criteria
+from ._oai_reply import chat_reply, chat_text
+from ._prompts import judge_system, judge_user, repair_request, revision_prompt
+from ._usage import CallKind, Metered
+from ._wire import WireError, WireSpec, looks_like_json, wire_spec
+
+try:
+    import openai
+except ImportError:  # pragma: no cover - exercised by a subprocess test
+    raise ImportError(
+        "the OpenAI-compatible judge and generator need the openai package: "
+        "pip install 'gradeloop[openai]'"
+    ) from None
+
+__all__ = [
+    "SCHEMA_NAME",
+    "OpenAICompatibleGenerator",
+    "OpenAICompatibleJudge",
+    "make_openai_client",
+]
+
+#: The ``json_schema.name`` sent with the verdict schema.
+SCHEMA_NAME = "judge_verdict"
+
+#: Sent as the key when none is set: local servers ignore it, the SDK needs one.
+LOCAL_SERVER_KEY = "gradeloop-local"
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def make_openai_client(
+    *, base_url: str | None = None, api_key: str | None = None, max_retries: int | None = None
+) -> openai.OpenAI:
+    """An ``openai.OpenAI`` for a chat-completions server.
+
+    ``base_url`` defaults to ``OPENAI_BASE_URL`` and ``api_key`` to
+    ``OPENAI_API_KEY``; a server given by URL with no key gets a placeholder key
+    (local servers need none). With neither, :class:`~gradeloop.errors.ConfigError`.
+    """
+    base = base_url or _env("OPENAI_BASE_URL")
+    key = api_key or _env("OPENAI_API_KEY")
+    if base is None and key is None:
+        raise ConfigError(
+            "no OpenAI-compatible server is configured: give base_url (or set "
+            "OPENAI_BASE_URL), e.g. http://localhost:8000/v1 for vLLM"
+        )
+    retries = openai.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    return openai.OpenAI(api_key=key or LOCAL_SERVER_KEY, base_url=base, max_retries=retries)
+
+
+def _model(model: str | None, *envs: str) -> str:
+    chosen = model or next((v for e in envs if (v := _env(e))), None)
+    if not chosen:
+        raise ConfigError(
+            "name the model the server serves: model=... (or --judge-model / --model, "
+            f"or set {' or '.join(envs)})"
+        )
+    return chosen
+
+
+def _describe(exc: openai.APIError) -> str:
+    status = getattr(exc, "status_code", None)
+    prefix = f"HTTP {status} " if status is not None else ""
+    return f"{prefix}{type(exc).__name__}: {exc.message}"
+
+
+class OpenAICompatibleJudge(AnthropicJudge):
+    """Judges drafts through an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    ``base_url`` is the server's API root (``http://localhost:8000/v1`` for vLLM,
+    ``http://localhost:11434/v1`` for Ollama); ``api_key`` defaults to
+    ``OPENAI_API_KEY`` (local servers need none). ``model`` defaults to
+    ``GRADELOOP_JUDGE_MODEL`` then ``GRADELOOP_MODEL``; there is no default model.
+
+    ``structured="native"`` (and ``"auto"``, the default) sends the per-rubric
+    schema as ``response_format`` json_schema with ``strict: true``; ``"auto"``
+    switches to JSON mode (the schema in the system text) for good when a server
+    answers in prose, ignoring the schema; ``"json"`` starts there. An invalid
+    reply gets one repair request in either mode. The prompt text, the
+    validation, the failure reasons, ``cache`` and ``.calls`` are the Anthropic
+    judge's. :meth:`aevaluate` runs the same flow with the request in a worker
+    thread.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = 2048,
+        *,
+        client: Any = None,
+        structured: Structured = "auto",
+        feedback: bool = False,
+        extra_body: Mapping[str, Any] | None = None,
+        cache: ReplyCache | None = None,
+    ) -> None:
+        if client is None:
+            client = make_openai_client(base_url=base_url, api_key=api_key)
+        super().__init__(
+            client,
+            _model(model, "GRADELOOP_JUDGE_MODEL", "GRADELOOP_MODEL"),
+            max_tokens,
+            structured=structured,
+            feedback=feedback,
+            extra_body=extra_body,
+            cache=cache,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAICompatibleJudge(model={self.model!r}, max_tokens={self.max_tokens}, "
+            f"structured={self.structured!r}, mode={self.mode!r})"
+        )
+
+    def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+        """Judge ``draft`` against the judge-filled keys of ``criteria`` (see the class)."""
+        return super().evaluate(task, draft, criteria)
+
+    # -- the flow: native with one repair, or JSON mode -------------------------------
+
+    def _flow(self, task: str, draft: str, criteria: Sequence[Criterion], trace: _Trace) -> _Flow:
+        spec = wire_spec(judged_criteria(criteria), feedback=self.feedback)
+        user = {"role": "user", "content": judge_user(task, draft)}
+        if self._json_mode:
+            return (yield from self._json_flow(spec, user, trace))
+        system = judge_system(spec.criteria)
+        answer = yield _Step("evaluate", system, [user], spec.output_config(), spec)
+        try:
+            verdict = _read(spec, answer)
+        except WireError as err:
+            text = answer.text
+            if self.structured == "auto" and text is not None and not looks_like_json(text):
+                self._settle(
+                    "evaluate",
+                    answer,
+                    trace,
+                    "prose instead of JSON: the server seems to ignore response_format; "
+                    "switching to JSON mode",
+                )
+                self._json_mode = True
+                return (yield from self._json_flow(spec, user, trace))
+            self._settle("evaluate", answer, trace, f"invalid verdict: {err}")
+            return (yield from self._repair(spec, system, user, answer, err, trace, native=True))
+        self._settle("evaluate", answer, trace)
+        return verdict
+
+    def _repair(
+        self,
+        spec: WireSpec,
+        system: str,
+        user: dict[str, str],
+        answer: _Answer,
+        first_error: WireError,
+        trace: _Trace,
+        *,
+        native: bool,
+    ) -> _Flow:
+        messages = [
+            user,
+            {"role": "assistant", "content": answer.text or ""},
+            {"role": "user", "content": repair_request(str(first_error))},
+        ]
+        config = spec.output_config() if native else None
+        repaired = yield _Step("repair", system, messages, config, spec)
+        try:
+            verdict = _read(spec, repaired)
+        except WireError as err:
+            self._settle("repair", repaired, trace, f"invalid verdict: {err}")
+            raise JudgeError(
+                f"the judge's reply is still invalid after one repair attempt: {err} "
+                f"(first reply: {first_error})",
+                reason="invalid",
+            ) from None
+        self._settle("repair", repaired, trace)
+        return verdict
+
+    # -- sending one request ----------------------------------------------------------
+
+    def _request(self, step: _Step) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": [{"role": "system", "content": step.system}, *step.messages],
+        }
+        if step.output_config is not None:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": SCHEMA_NAME,
+                    "strict": True,
+                    "schema": step.output_config["format"]["schema"],
+                },
+            }
+        if self.extra_body:
+            request["extra_body"] = dict(self.extra_body)
+        return request
+
+    def _send(self, step: _Step, trace: _Trace) -> _Answer:
+        request = self._request(step)
+        key, hit = self._lookup(step, request)
+        if hit is not None:
+            return hit
+        started = time.perf_counter()
+        client: Any = self.client
+        try:
+            reply = client.chat.completions.create(**request)
+        except openai.APIError as exc:
+            raise self._oai_failure(step.kind, exc, started, trace) from exc
+        return self._answer(step.kind, reply, started, key, trace)
+
+    async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
+        return await asyncio.to_thread(self._send, step, trace)
+
+    def _oai_failure(
+        self, kind: CallKind, exc: openai.APIError, started: float, trace: _Trace
+    ) -> JudgeError:
+        detail = _describe(exc)
+        trace.records.append(self._record(kind, self.model, started, error=detail))
+        return JudgeError(
+            f"the judge's API call failed after the client's retries: {detail}",
+            reason="api_error",
+        )
+
+    def _answer(
+        self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
+    ) -> _Answer:
+        seen = chat_reply(reply)
+        try:
+            text = chat_text(reply)
+        except NotAnAnswer as exc:
+            trace.records.append(self._record(kind, self.model, started, seen, error=str(exc)))
+            raise JudgeError(f"the judge gave no verdict: {exc}", reason=exc.reason) from exc
+        return _Answer(seen, text, None, started, key)
+
+
+class OpenAICompatibleGenerator(Metered):
+    """Drafts through an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    The arguments are the judge's (``model`` defaults to ``GRADELOOP_MODEL``);
+    ``system`` is an optional system message. A refusal, a length stop or an
+    empty reply raises :class:`~gradeloop.errors.NotAnAnswer` (``declined``,
+    ``max_tokens``, ``no text block``); transport failures (``openai.APIError``,
+    after the client's retries) are recorded and re-raised unchanged.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = 8192,
+        *,
+        client: Any = None,
+        system: str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+        self.client = client or make_openai_client(base_url=base_url, api_key=api_key)
+        self.model = _model(model, "GRADELOOP_MODEL")
+        self.max_tokens = max_tokens
+        self.system = system
+        self.extra_body = dict(extra_body) if extra_body else None
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleGenerator(model={self.model!r}, max_tokens={self.max_tokens})"
+
+    def generate(self, task: str, draft: str = "", issues: Sequence[str] | None = None) -> str:
+        """A first draft of ``task``; or, given ``draft``, a revision resolving ``issues``."""
+        prompt = revision_prompt(task, draft, issues) if draft else task
+        messages = [{"role": "user", "content": prompt}]
+        if self.system:
+            messages.insert(0, {"role": "system", "content": self.system})
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": messages,
+        }
+        if self.extra_body:
+            request["extra_body"] = dict(self.extra_body)
+        started = time.perf_counter()
+        try:
+            reply = self.client.chat.completions.create(**request)
+        except openai.APIError as exc:
+            self._record("generate", self.model, started, error=_describe(exc))
+            raise
+        seen = chat_reply(reply)
+        try:
+            text = chat_text(reply)
+        except NotAnAnswer as exc:
+            self._record("generate", self.model, started, seen, error=str(exc))
+            raise
+        self._record("generate", self.model, started, seen)
+        return text
+
+    async def agenerate(
+        self, task: str, draft: str = "", issues: Sequence[str] | None = None
+    ) -> str:
+        """:meth:`generate` with the request in a worker thread."""
+        return await asyncio.to_thread(self.generate, task, draft, issues)
