@@ -75,6 +75,9 @@ def gradeloop_home(
         "GRADELOOP_DISABLE_PLUGIN_AUTOLOAD",
         "GRADELOOP_PLUGINS",
         "GRADELOOP_BLOCK_PLUGINS",
+        "GRADELOOP_PROVIDER",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
     ):
         monkeypatch.delenv(var, raising=False)
     reset_default_registry()
