@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from .. import telemetry
 from ._context import CONTEXT_PARAM, CheckContext
 
 CheckerFn = Callable[..., Any]
@@ -120,6 +121,7 @@ def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
     return model
 
 
+@telemetry.traced_checker
 def run_checker(
     info: CheckerInfo,
     text: str,
@@ -139,6 +141,7 @@ def run_checker(
     try:
         raw = info.fn(text, **kwargs)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
+        telemetry.record_error(exc)
         return CheckResult(
             passed=False,
             issues=[f"checker {info.name!r} raised {type(exc).__name__}: {exc}"],

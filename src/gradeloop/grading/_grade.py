@@ -9,6 +9,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
+from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._checks import run_checker
 from ._context import CheckContext, make_context
@@ -144,6 +145,7 @@ def _round(x: float) -> float:
     return round(x, 2)
 
 
+@telemetry.traced_grade
 def grade(
     draft: str,
     rubric: Rubric | Mapping[str, Any],

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
+from .. import telemetry
 from ..errors import InputError, JudgeError
 from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
@@ -178,6 +179,7 @@ class _Run:
 
     def record(self, it: Iteration) -> None:
         """Commit the iteration now, so a loop killed later keeps it."""
+        telemetry.iteration(it)
         if self.store is not None:
             self.store.add_iteration(self.loop_id, it.to_record())
             record_shadows(self.store, self.loop_id, it)
@@ -295,6 +297,7 @@ class _Settings:
         return dict(vars(self))
 
 
+@telemetry.traced_loop
 def run_loop(
     task: str,
     rubric: Rubric | Mapping[str, Any],
@@ -358,6 +361,7 @@ def _drive(run: _Run) -> StopReason:
         run.record(it)
         return "max_rounds"  # nothing was judged, so this can only report False
     for round_no in range(1, run.settings.max_rounds + 1):
+        telemetry.start_round(run.loop_id, round_no)
         run.evaluate(it)
         if it.evaluation is not None:
             run.last_valid, run.judge_failures_in_a_row = it, 0

@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from .. import telemetry
 from ._prices import cost_usd
 
 __all__ = ["CallKind", "CallRecord", "Meter", "Metered", "Usage", "metered", "record_call"]
@@ -216,4 +217,5 @@ class Metered:
         )
         self.calls.append(record)
         record_call(record)
+        telemetry.model_call(self, record, started, reply)
         return record

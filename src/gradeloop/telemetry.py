@@ -1,0 +1,392 @@
+"""OpenTelemetry spans for loops, rounds, model calls, checkers and gradings.
+
+Install the extra (``pip install 'gradeloop[otel]'``, the OpenTelemetry API) and
+configure a tracer provider in your application, as for any instrumented library;
+gradeloop then emits:
+
+=====================  ==============================================================
+span                   attributes
+=====================  ==============================================================
+``gradeloop.loop``     ``gradeloop.loop.id``, ``.max_rounds``, ``.stop_reason``,
+                       ``.passed``, ``.rounds``, ``gradeloop.output_id`` (the returned
+                       draft), ``gradeloop.overall_score``
+``gradeloop.round``    ``gradeloop.loop.id``, ``gradeloop.round``,
+                       ``gradeloop.output_id``, ``gradeloop.overall_score``,
+                       ``gradeloop.accepted``, ``gradeloop.failed_keys``; an error
+                       status when the judge failed on the draft
+``chat {model}``       one per model request (generate, judge, the judge's repair),
+                       with the GenAI semantic conventions: ``gen_ai.operation.name``,
+                       ``gen_ai.system`` / ``gen_ai.provider.name``,
+                       ``gen_ai.request.model``, ``gen_ai.request.max_tokens``,
+                       ``gen_ai.response.model``, ``gen_ai.response.id``,
+                       ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens``,
+                       ``gen_ai.usage.output_tokens`` (and the cache read / creation
+                       counts); plus ``gradeloop.call.kind``, ``gradeloop.cached``, the
+                       loop id and round when inside a loop; an error status and
+                       ``error.type`` when the call failed
+``gradeloop.grade``    one grading of one draft: ``gradeloop.rubric.keys``,
+                       ``gradeloop.accepted``, ``gradeloop.overall_score``,
+                       ``gradeloop.failed_keys``, ``gradeloop.judge_called``
+``gradeloop.check``    one checker on one draft: ``gradeloop.checker``,
+                       ``gradeloop.check.passed``, ``gradeloop.check.score``,
+                       ``gradeloop.check.issues``; a checker that raised is an error
+=====================  ==============================================================
+
+Rounds nest in their loop, and gradings, checkers and model calls in the round (or
+whatever span is current when they run). Exceptions are recorded on the span they
+leave. Without the extra nothing here imports OpenTelemetry and the decorators
+return the very functions they decorate: no cost at all. With the extra but no
+tracer provider configured, each hook costs one check. Tests (or an application
+that does not want a global provider) can hand one in with
+:func:`use_tracer_provider`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import inspect
+import time
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+__all__ = [
+    "AVAILABLE",
+    "iteration",
+    "model_call",
+    "record_error",
+    "start_round",
+    "traced_checker",
+    "traced_grade",
+    "traced_loop",
+    "use_tracer_provider",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Whether the OpenTelemetry API is installed (looked up, never imported here).
+AVAILABLE: bool = importlib.util.find_spec("opentelemetry") is not None
+_NAME = "gradeloop"
+_trace: Any = None  # opentelemetry.trace, imported on first use
+_context: Any = None  # opentelemetry.context
+_provider: Any = None  # set by use_tracer_provider
+
+
+@dataclass
+class _LoopState:
+    tracer: Any
+    span: Any
+    loop_id: str | None = None
+    round_no: int | None = None
+    round_span: Any = None
+    round_token: Any = None
+
+    def end_round(self) -> None:
+        if self.round_span is not None:
+            _context.detach(self.round_token)
+            self.round_span.end()
+            self.round_span = self.round_token = None
+
+
+_LOOP: ContextVar[_LoopState | None] = ContextVar("gradeloop_loop_span", default=None)
+
+
+def use_tracer_provider(provider: Any) -> None:
+    """Send gradeloop's spans to ``provider`` instead of the global one (None: back to
+    the global provider)."""
+    global _provider
+    _provider = provider
+
+
+def _tracer() -> Any:
+    """The tracer, or None when tracing is off (no API, or no provider configured)."""
+    global _trace, _context, AVAILABLE
+    if _trace is None:
+        try:
+            from opentelemetry import context, trace
+        except ImportError:  # a broken install: behave as if absent
+            AVAILABLE = False
+            return None
+        _trace, _context = trace, context
+    provider = _provider if _provider is not None else _trace.get_tracer_provider()
+    if isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
+        return None  # nothing configured: nothing would be recorded
+    return provider.get_tracer(_NAME)
+
+
+# -- decorators --------------------------------------------------------------------
+
+
+def _wrap(fn: F, run: Callable[[Any, Callable[[], Any]], Any]) -> F:
+    """``fn`` wrapped so that ``run(tracer, call)`` runs it when tracing is on."""
+    if not AVAILABLE:
+        return fn
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def awrapper(*args: Any, **kwargs: Any) -> Any:
+            tracer = _tracer()
+            if tracer is None:
+                return await fn(*args, **kwargs)
+            return await run(tracer, lambda: fn(*args, **kwargs))
+
+        return cast(F, awrapper)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        tracer = _tracer()
+        if tracer is None:
+            return fn(*args, **kwargs)
+        return run(tracer, lambda: fn(*args, **kwargs))
+
+    return cast(F, wrapper)
+
+
+def _spanned(name: str, after: Callable[[Any, Any], None]) -> Callable[[F], F]:
+    """A decorator: a span called ``name`` around the call; ``after(span, result)``."""
+
+    def decorate(fn: F) -> F:
+        is_async = inspect.iscoroutinefunction(fn)
+
+        def run(tracer: Any, call: Callable[[], Any]) -> Any:
+            if is_async:
+
+                async def arun() -> Any:
+                    with tracer.start_as_current_span(name) as span:
+                        result = await call()
+                        after(span, result)
+                        return result
+
+                return arun()
+            with tracer.start_as_current_span(name) as span:
+                result = call()
+                after(span, result)
+                return result
+
+        return _wrap(fn, run)
+
+    return decorate
+
+
+def traced_loop(fn: F) -> F:
+    """Decorate ``run_loop`` (or ``arun_loop``): a ``gradeloop.loop`` span around it,
+    the parent of its rounds."""
+
+    def run(tracer: Any, call: Callable[[], Any]) -> Any:
+        if inspect.iscoroutinefunction(fn):
+
+            async def arun() -> Any:
+                with tracer.start_as_current_span("gradeloop.loop") as span:
+                    token = _LOOP.set(_LoopState(tracer, span))
+                    try:
+                        result = await call()
+                    finally:
+                        _close_loop(token)
+                    _loop_done(span, result)
+                    return result
+
+            return arun()
+        with tracer.start_as_current_span("gradeloop.loop") as span:
+            token = _LOOP.set(_LoopState(tracer, span))
+            try:
+                result = call()
+            finally:
+                _close_loop(token)
+            _loop_done(span, result)
+            return result
+
+    return _wrap(fn, run)
+
+
+def _close_loop(token: Any) -> None:
+    state = _LOOP.get()
+    if state is not None:
+        state.end_round()
+    _LOOP.reset(token)
+
+
+def _loop_done(span: Any, result: Any) -> None:
+    _set(
+        span,
+        {
+            "gradeloop.loop.id": getattr(result, "loop_id", None),
+            "gradeloop.loop.stop_reason": getattr(result, "stop_reason", None),
+            "gradeloop.loop.passed": getattr(result, "passed", None),
+            "gradeloop.loop.rounds": getattr(result, "rounds", None),
+            "gradeloop.output_id": getattr(result, "output_id", None),
+            "gradeloop.overall_score": getattr(
+                getattr(result, "evaluation", None), "overall_score", None
+            ),
+        },
+    )
+
+
+def _grade_done(span: Any, ev: Any) -> None:
+    _set(
+        span,
+        {
+            "gradeloop.rubric.keys": len(getattr(ev, "criteria", ())),
+            "gradeloop.accepted": getattr(ev, "accepted", None),
+            "gradeloop.overall_score": getattr(ev, "overall_score", None),
+            "gradeloop.failed_keys": list(getattr(ev, "failed_keys", ())),
+            "gradeloop.judge_called": getattr(ev, "judge_called", None),
+        },
+    )
+
+
+def traced_grade(fn: F) -> F:
+    """Decorate ``grade`` (or ``agrade``): a ``gradeloop.grade`` span per draft."""
+    return _spanned("gradeloop.grade", _grade_done)(fn)
+
+
+def traced_checker(fn: F) -> F:
+    """Decorate ``run_checker(info, text, options, ...)``: a ``gradeloop.check`` span."""
+
+    def run(tracer: Any, call: Callable[[], Any], name: str) -> Any:
+        with tracer.start_as_current_span(
+            "gradeloop.check", attributes={"gradeloop.checker": name}
+        ) as span:
+            result = call()
+            _set(
+                span,
+                {
+                    "gradeloop.check.passed": getattr(result, "passed", None),
+                    "gradeloop.check.score": getattr(result, "score", None),
+                    "gradeloop.check.issues": len(getattr(result, "issues", ()) or ()),
+                },
+            )
+            return result
+
+    if not AVAILABLE:
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        tracer = _tracer()
+        if tracer is None:
+            return fn(*args, **kwargs)
+        info = args[0] if args else kwargs.get("info")
+        return run(tracer, lambda: fn(*args, **kwargs), str(getattr(info, "name", "?")))
+
+    return cast(F, wrapper)
+
+
+# -- hooks inside the loop and the model tier --------------------------------------------
+
+
+def start_round(loop_id: str, round_no: int) -> None:
+    """Start round ``round_no`` of the current loop (ending the round before it)."""
+    if not AVAILABLE:
+        return
+    state = _LOOP.get()
+    if state is None:
+        return
+    state.end_round()
+    state.loop_id, state.round_no = loop_id, round_no
+    state.span.set_attribute("gradeloop.loop.id", loop_id)
+    parent = _trace.set_span_in_context(state.span)
+    span = state.tracer.start_span(
+        "gradeloop.round",
+        context=parent,
+        attributes={"gradeloop.loop.id": loop_id, "gradeloop.round": round_no},
+    )
+    state.round_span = span
+    state.round_token = _context.attach(_trace.set_span_in_context(span))
+
+
+def iteration(it: Any) -> None:
+    """Put a judged iteration's outcome on the current round's span."""
+    if not AVAILABLE:
+        return
+    state = _LOOP.get()
+    if state is None or state.round_span is None:
+        return
+    ev = getattr(it, "evaluation", None)
+    span = state.round_span
+    _set(
+        span,
+        {
+            "gradeloop.output_id": getattr(it, "output_id", None),
+            "gradeloop.overall_score": getattr(ev, "overall_score", None),
+            "gradeloop.accepted": getattr(ev, "accepted", None) if ev is not None else False,
+            "gradeloop.failed_keys": list(getattr(ev, "failed_keys", ())) if ev is not None else [],
+            "gradeloop.reused_from": getattr(it, "reused_from", None),
+        },
+    )
+    error = getattr(it, "judge_error", None)
+    if error:
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, f"the judge failed: {error}"))
+
+
+def record_error(exc: BaseException) -> None:
+    """Record ``exc`` on the current span (for errors that are caught and reported,
+    such as a checker that raised)."""
+    if not AVAILABLE or _trace is None:
+        return
+    span = _trace.get_current_span()
+    if span.is_recording():
+        span.record_exception(exc)
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+
+
+def model_call(model: Any, record: Any, started: float, reply: Any = None) -> None:
+    """A span for one model request that has just ended (from ``Metered._record``).
+
+    ``record`` is its :class:`~gradeloop.CallRecord`, ``started`` the
+    ``time.perf_counter()`` at which the request was sent.
+    """
+    if not AVAILABLE:
+        return
+    tracer = _tracer()
+    if tracer is None:
+        return
+    now_ns, elapsed = time.time_ns(), time.perf_counter() - started
+    system = str(getattr(model, "gen_ai_system", "anthropic"))
+    usage = record.usage
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": system,
+        "gen_ai.provider.name": system,
+        "gen_ai.request.model": getattr(model, "model", None) or record.model,
+        "gen_ai.request.max_tokens": getattr(model, "max_tokens", None),
+        "gen_ai.response.model": record.model,
+        "gen_ai.response.id": getattr(reply, "id", None),
+        "gen_ai.response.finish_reasons": [record.stop_reason] if record.stop_reason else None,
+        "gen_ai.usage.input_tokens": usage.total_input,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+        "gen_ai.usage.cache_read.input_tokens": usage.cache_read_input_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
+        "gradeloop.call.kind": record.kind,
+        "gradeloop.cached": bool(getattr(record, "cached", False)),
+        "gradeloop.cost_usd": getattr(usage, "cost_usd", None),
+    }
+    state = _LOOP.get()
+    if state is not None and state.loop_id is not None:
+        attributes["gradeloop.loop.id"] = state.loop_id
+        attributes["gradeloop.round"] = state.round_no
+    span = tracer.start_span(
+        f"chat {attributes['gen_ai.request.model']}",
+        kind=_trace.SpanKind.CLIENT,
+        start_time=now_ns - int(elapsed * 1e9),
+    )
+    _set(span, attributes)
+    if not record.ok:
+        kind = "api_error" if reply is None else (record.stop_reason or "invalid_reply")
+        span.set_attribute("error.type", kind)
+        span.add_event(
+            "exception", {"exception.type": kind, "exception.message": str(record.error)}
+        )
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, str(record.error)))
+    span.end(end_time=now_ns)
+
+
+def _set(span: Any, attributes: dict[str, Any]) -> None:
+    """Set the attributes that have a value (OpenTelemetry takes no None)."""
+    for name, value in attributes.items():
+        if value is None:
+            continue
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            value = [str(v) for v in value]
+        span.set_attribute(name, value)
