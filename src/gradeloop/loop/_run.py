@@ -113,6 +113,12 @@ class _Run:
         self.loop_id = new_id("loop")
         self.gen_task = generator_task(task, rubric)
         self.history: list[Iteration] = []
+        # Kept as the loop goes, so no round re-reads the whole history (a loop of
+        # 1,000 rounds would otherwise cost the square of that):
+        self.usage = Usage()  # every call so far
+        self.judged: dict[str, Iteration] = {}  # draft text -> first judged iteration
+        self.scores: list[float] = []  # overall score of each judged round
+        self.best_before = -1.0  # the best score before the stagnation window
         self.last_valid: Iteration | None = None
         self.judge_failures_in_a_row = 0
         self.error: str | None = None
@@ -137,23 +143,29 @@ class _Run:
             generation_usage=meter.usage,
         )
         self.history.append(it)
+        self.usage += it.generation_usage
         return it
 
     def evaluate(self, it: Iteration) -> None:
         """Judge ``it`` (or reuse the verdict of an identical judged draft)."""
-        if self.settings.reuse_identical:
-            twin = next(
-                (
-                    h
-                    for h in self.history[:-1]
-                    if h.evaluation is not None and h.content == it.content
-                ),
-                None,
-            )
-            if twin is not None and twin.evaluation is not None:
-                it.evaluation = self._with_improvement(twin.evaluation.with_ids(it.output_id))
-                it.reused_from, it.evaluation_time_ms = twin.output_id, 0.0
-                return
+        self._evaluate(it)
+        self.usage += it.evaluation_usage
+        if it.evaluation is None:
+            return
+        self.judged.setdefault(it.content, it)
+        self.scores.append(it.evaluation.overall_score)
+        k = self.settings.stagnation_rounds or 0
+        if k and len(self.scores) > k:  # one score leaves the window for "before"
+            self.best_before = max(self.best_before, self.scores[-k - 1])
+
+    def _evaluate(self, it: Iteration) -> None:
+        # A dict keyed by the text finds an identical judged draft in one hash
+        # lookup (the string's hash is computed once), not a scan of every draft.
+        twin = self.judged.get(it.content) if self.settings.reuse_identical else None
+        if twin is not None and twin.evaluation is not None:
+            it.evaluation = self._with_improvement(twin.evaluation.with_ids(it.output_id))
+            it.reused_from, it.evaluation_time_ms = twin.output_id, 0.0
+            return
         start = time.perf_counter()
         with metered() as meter:  # this loop's calls only, even on a shared judge
             try:
@@ -227,11 +239,9 @@ class _Run:
             return True  # the revision did not change the text
         if not s.stagnation_rounds:
             return False
-        scores = [h.evaluation.overall_score for h in self.history if h.evaluation]
-        if len(scores) <= s.stagnation_rounds:
+        if len(self.scores) <= s.stagnation_rounds:
             return False
-        window, before = scores[-s.stagnation_rounds :], scores[: -s.stagnation_rounds]
-        return max(window) <= max(before)
+        return max(self.scores[-s.stagnation_rounds :]) <= self.best_before
 
     def choose(self) -> Iteration:
         """The iteration to return: judged drafts only, by the return policy."""
@@ -244,10 +254,6 @@ class _Run:
         return max(
             reversed(judged), key=lambda h: h.evaluation.overall_score if h.evaluation else -1.0
         )
-
-    @property
-    def usage(self) -> Usage:
-        return sum((h.usage for h in self.history), Usage())
 
     @property
     def elapsed_s(self) -> float:
