@@ -15,6 +15,7 @@ from ._checks import run_checker
 from ._context import CheckContext, make_context
 from ._registry import Registry, default_registry
 from ._rubric import Criterion, Rubric
+from ._samples import SampledVerdict
 from ._shadow import (
     ShadowResult,
     ShadowSide,
@@ -55,6 +56,8 @@ class CriterionResult:
     issues: tuple[str, ...] = ()
     feedback: str | None = None
     checked: bool = True
+    agreement: float | None = None
+    samples: tuple[bool | float, ...] = ()
 
     @property
     def name(self) -> str:
@@ -70,6 +73,9 @@ class CriterionResult:
         }
         if self.feedback:
             out["feedback"] = self.feedback
+        if self.agreement is not None:
+            out["agreement"] = round(self.agreement, 4)
+            out["samples"] = list(self.samples)
         return out
 
 
@@ -354,6 +360,14 @@ def _from_check(
 
 
 def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
+    result = _judged_result(c, v)
+    sampled = v.samples.get(c.key) if isinstance(v, SampledVerdict) else None
+    if sampled is None:
+        return result
+    return replace(result, agreement=sampled.agreement, samples=sampled.values)
+
+
+def _judged_result(c: Criterion, v: Verdict) -> CriterionResult:
     fb = v.feedback.get(c.key) or None
     if c.scale == "score":
         raw = v.scores.get(c.key)

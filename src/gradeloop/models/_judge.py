@@ -9,15 +9,18 @@ only differ in how they send a request, so both read replies with the same stric
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 import anthropic
 
 from ..errors import JudgeError, NotAnAnswer
 from ..grading._rubric import Criterion
+from ..grading._samples import SampledVerdict, combine, doubtful_keys
 from ..grading._verdict import Verdict
 from ._aclient import AsyncTwin
 from ._client import describe_api_error, judge_model, make_client
@@ -27,9 +30,10 @@ from ._reply import FINISHED, first_text
 from ._usage import CallKind, CallRecord, Metered, Usage
 from ._wire import WireError, WireSpec, looks_like_json, wire_spec
 
-__all__ = ["AnthropicJudge", "ReplyCache", "Structured"]
+__all__ = ["AnthropicJudge", "ReplyCache", "Resample", "SampledVerdict", "Structured"]
 
 Structured = Literal["auto", "native", "json"]
+Resample = Literal["all", "doubtful"]
 _TTLS = ("5m", "1h")
 _MODES = ("auto", "native", "json")
 
@@ -65,6 +69,7 @@ class _Step:
     messages: list[dict[str, str]]
     output_config: dict[str, Any] | None
     spec: WireSpec
+    sample: int = 0  # which sample of the same request (0: the plain one); keys the cache
 
 
 @dataclass
@@ -110,6 +115,14 @@ class AnthropicJudge(Metered):
     Failures raise :class:`~gradeloop.errors.JudgeError` (``reason`` ``"refusal"``,
     ``"max_tokens"``, ``"no_text"``, ``"invalid"`` or ``"api_error"``); none is ever
     a pass. Every request is recorded in ``.calls``.
+
+    ``samples=k`` (k > 1) asks ``k`` times in parallel and decides each key on all
+    the answers (majority for pass/fail keys, a tie not met; the median, rounded
+    down, for scored ones), returning a :class:`~gradeloop.grading._samples.SampledVerdict`
+    whose ``samples`` hold each key's raw answers and their agreement.
+    ``resample="doubtful"`` asks once, then ``k - 1`` more times only about the keys
+    that failed or scored within ``margin`` of their threshold, with a schema built
+    for those keys alone. Each sample has its own cache key.
     """
 
     def __init__(
@@ -124,8 +137,20 @@ class AnthropicJudge(Metered):
         extra_body: Mapping[str, Any] | None = None,
         cache: ReplyCache | None = None,
         async_client: Any = None,
+        samples: int = 1,
+        resample: Resample = "all",
+        margin: float = 1,
     ) -> None:
         super().__init__()
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be an integer >= 1, not {samples!r}")
+        if resample not in ("all", "doubtful"):
+            raise ValueError(f"resample must be 'all' or 'doubtful', not {resample!r}")
+        if not margin >= 0:
+            raise ValueError(f"margin must be a number >= 0, not {margin!r}")
+        self.samples = samples
+        self.resample: Resample = resample
+        self.margin = float(margin)
         if cache_ttl not in _TTLS:
             raise ValueError(f"cache_ttl must be '5m' or '1h', not {cache_ttl!r}")
         if structured not in _MODES:
@@ -164,14 +189,43 @@ class AnthropicJudge(Metered):
 
         Code-filled criteria in ``criteria`` are left out of the request. The
         Verdict's ``criteria_met`` holds every judged key; scored keys are met when
-        their clamped score reaches the criterion's threshold.
+        their clamped score reaches the criterion's threshold. With ``samples`` > 1
+        the answer is a :class:`SampledVerdict` (see the class docstring).
         """
+        if self.samples == 1:
+            return self._evaluate_once(task, draft, criteria, 0)
+        judged = _judged(criteria)
+        if self.resample == "all":
+            verdicts = self._parallel(task, draft, [(judged, i) for i in range(self.samples)])
+            return combine(judged, verdicts[0], verdicts[1:], requests=self.samples)
+        first = self._evaluate_once(task, draft, judged, 0)
+        subset = _doubtful(judged, first, self.margin)
+        if not subset:
+            return combine(judged, first, [], requests=1)
+        extra = self._parallel(task, draft, [(subset, i) for i in range(1, self.samples)])
+        return combine(judged, first, extra, requests=self.samples)
+
+    def _parallel(
+        self, task: str, draft: str, jobs: list[tuple[Sequence[Criterion], int]]
+    ) -> list[Verdict]:
+        """Each (criteria, sample) evaluated in its own thread, results in order."""
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            futures = [
+                # each call gets its own copy of the context, so usage meters see it
+                pool.submit(contextvars.copy_context().run, self._evaluate_once, task, draft, c, i)
+                for c, i in jobs
+            ]
+            return [f.result() for f in futures]
+
+    def _evaluate_once(
+        self, task: str, draft: str, criteria: Sequence[Criterion], sample: int
+    ) -> Verdict:
         trace = _Trace()
         flow = self._flow(task, draft, criteria, trace)
         try:
             step = next(flow)
             while True:
-                step = flow.send(self._send(step, trace))
+                step = flow.send(self._send(replace(step, sample=sample), trace))
         except StopIteration as done:
             verdict: Verdict = done.value
             return verdict
@@ -181,12 +235,32 @@ class AnthropicJudge(Metered):
 
     async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         """:meth:`evaluate`, awaiting the request instead of blocking on it."""
+        if self.samples == 1:
+            return await self._aevaluate_once(task, draft, criteria, 0)
+        judged = _judged(criteria)
+        if self.resample == "all":
+            verdicts = await asyncio.gather(
+                *(self._aevaluate_once(task, draft, judged, i) for i in range(self.samples))
+            )
+            return combine(judged, verdicts[0], verdicts[1:], requests=self.samples)
+        first = await self._aevaluate_once(task, draft, judged, 0)
+        subset = _doubtful(judged, first, self.margin)
+        if not subset:
+            return combine(judged, first, [], requests=1)
+        extra = await asyncio.gather(
+            *(self._aevaluate_once(task, draft, subset, i) for i in range(1, self.samples))
+        )
+        return combine(judged, first, extra, requests=self.samples)
+
+    async def _aevaluate_once(
+        self, task: str, draft: str, criteria: Sequence[Criterion], sample: int
+    ) -> Verdict:
         trace = _Trace()
         flow = self._flow(task, draft, criteria, trace)
         try:
             step = next(flow)
             while True:
-                step = flow.send(await self._asend(step, trace))
+                step = flow.send(await self._asend(replace(step, sample=sample), trace))
         except StopIteration as done:
             verdict: Verdict = done.value
             return verdict
@@ -318,7 +392,7 @@ class AnthropicJudge(Metered):
         """The request's cache key, and the cached answer if a valid one is stored."""
         if self.cache is None:
             return None, None
-        key = request_digest(request)
+        key = request_digest(request, sample=step.sample)
         text = self.cache.get(key)
         if text is None:
             return key, None
@@ -377,6 +451,11 @@ def _judged(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
     if not judged:
         raise ValueError("no judge-filled criteria to evaluate; every key given has a checker")
     return judged
+
+
+def _doubtful(judged: Sequence[Criterion], first: Verdict, margin: float) -> list[Criterion]:
+    keys = set(doubtful_keys(judged, first, margin))
+    return [c for c in judged if c.key in keys]
 
 
 def _read(spec: WireSpec, answer: _Answer) -> Verdict:

@@ -24,7 +24,17 @@ from typing import Any
 from ..errors import ConfigError, JudgeError, NotAnAnswer
 from ..grading._rubric import Criterion
 from ..grading._verdict import Verdict
-from ._judge import AnthropicJudge, ReplyCache, Structured, _Answer, _Flow, _read, _Step, _Trace
+from ._judge import (
+    AnthropicJudge,
+    ReplyCache,
+    Resample,
+    Structured,
+    _Answer,
+    _Flow,
+    _read,
+    _Step,
+    _Trace,
+)
 from ._judge import _judged as judged_criteria
 from ._oai_reply import chat_reply, chat_text
 from ._prompts import judge_system, judge_user, repair_request, revision_prompt
@@ -108,7 +118,8 @@ class OpenAICompatibleJudge(AnthropicJudge):
     answers in prose, ignoring the schema; ``"json"`` starts there. An invalid
     reply gets one repair request in either mode. The prompt text, the
     validation, the failure reasons, ``cache`` and ``.calls`` are the Anthropic
-    judge's. :meth:`aevaluate` runs the same flow with the request in a worker
+    judge's, and so are ``samples`` / ``resample`` / ``margin`` (repeated
+    judging). :meth:`aevaluate` runs the same flow with the request in a worker
     thread.
     """
 
@@ -124,6 +135,9 @@ class OpenAICompatibleJudge(AnthropicJudge):
         feedback: bool = False,
         extra_body: Mapping[str, Any] | None = None,
         cache: ReplyCache | None = None,
+        samples: int = 1,
+        resample: Resample = "all",
+        margin: float = 1,
     ) -> None:
         if client is None:
             client = make_openai_client(base_url=base_url, api_key=api_key)
@@ -135,6 +149,9 @@ class OpenAICompatibleJudge(AnthropicJudge):
             feedback=feedback,
             extra_body=extra_body,
             cache=cache,
+            samples=samples,
+            resample=resample,
+            margin=margin,
         )
 
     def __repr__(self) -> str:
