@@ -14,12 +14,21 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from gradeloop import AnthropicGenerator, AnthropicJudge, CheckResult, grade, run_loop, telemetry
+from gradeloop import (
+    AnthropicGenerator,
+    AnthropicJudge,
+    CheckResult,
+    OpenAICompatibleGenerator,
+    grade,
+    run_loop,
+    telemetry,
+)
 from gradeloop.errors import JudgeError
 from gradeloop.testing import text_reply, verdict_reply
 from tests.cli_helpers import ROOT
 from tests.emulator import Emulator, http_error
 from tests.fakes import FakeGenerator, FakeJudge, verdict
+from tests.oai_emulator import OAIEmulator, chat
 
 RUBRIC = {
     "criteria": [
@@ -236,3 +245,16 @@ def test_the_docs_example_runs() -> None:
     block = text.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(block, "docs/telemetry.md", "exec"), {})
     assert telemetry._provider is None  # the example hands its provider back
+
+
+def test_an_openai_compatible_call_names_its_provider(
+    spans: InMemorySpanExporter, oai_emulator: OAIEmulator
+) -> None:
+    oai_emulator.enqueue(chat("a draft"))
+    generator = OpenAICompatibleGenerator(client=oai_emulator.client(max_retries=0), model="qwen3")
+    assert generator.generate("write") == "a draft"
+    [call] = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
+    attrs = dict(call.attributes or {})
+    assert call.name == "chat qwen3"
+    assert attrs["gen_ai.system"] == attrs["gen_ai.provider.name"] == "openai"
+    assert attrs["gen_ai.usage.output_tokens"] == generator.calls[0].usage.output_tokens > 0

@@ -123,6 +123,8 @@ class OpenAICompatibleJudge(AnthropicJudge):
     thread.
     """
 
+    gen_ai_system = "openai"  # what its OpenTelemetry spans name as the provider
+
     def __init__(
         self,
         base_url: str | None = None,
@@ -290,6 +292,8 @@ class OpenAICompatibleGenerator(Metered):
     ``max_tokens``, ``no text block``); transport failures (``openai.APIError``,
     after the client's retries) are recorded and re-raised unchanged.
     """
+
+    gen_ai_system = "openai"  # what its OpenTelemetry spans name as the provider
 
     def __init__(
         self,
