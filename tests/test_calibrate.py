@@ -280,15 +280,17 @@ def test_calibrate_reports_stores_and_shows_the_change(
     assert "about 50 are needed" in first.out
     assert len(emulator.bodies) == 10
 
-    # a clearer description: the stand-in judge then treats list items as sentences
-    v2 = tmp_path / "rubric-v2.toml"
-    v2.write_text(
-        SHADOW_RUBRIC.read_text().replace(
-            'description = "No sentence is longer than 40 words."',
-            'description = "No sentence is longer than 40 words; count the words exactly, and '
-            'read each list item as a sentence of its own."',
+    # the shipped v2 (docs/migrating-a-criterion.md, step 3): a clearer description,
+    # so the stand-in judge treats list items as sentences
+    v2 = EXAMPLE / "rubric-shadow-v2.toml"
+    assert (
+        v2.read_text()
+        .replace(
+            "; count the words exactly, and read each list item as a sentence of its own.", "."
         )
-    )
+        .split("\nname =")[1]
+        == (SHADOW_RUBRIC.read_text().split("\nname =")[1])
+    )  # only that description differs
     second = run_calibrate(emulator, LABELS, "--rubric", str(v2), "--json")
     assert second.code == 0, second.err
     data = json.loads(second.out)

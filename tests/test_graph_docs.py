@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli_helpers import EXAMPLE, ROOT
 from tests.emulator import Emulator
-from tests.test_readme import model
+from tests.test_docs_blocks import model
 
 DOC = ROOT / "docs" / "langgraph.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
