@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from gradeloop import CheckResult
+from gradeloop import CheckResult, RubricPath
 
 from ._options import one_of_required
 from .markdown._lines import first_block, quote, split_lines
@@ -129,8 +129,8 @@ def read_schema_file(path: str) -> tuple[Any, str | None]:
         schema = json.loads(where.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None, (
-            f"schema file {str(where)!r} not found (relative paths are read from "
-            f"the working directory, {str(Path.cwd())!r})"
+            f"schema file {str(where)!r} not found (a relative schema_file is read from "
+            "the rubric file's folder)"
         )
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"schema file {str(where)!r} cannot be read: {exc}"
@@ -145,13 +145,14 @@ def _file_ok(path: str | None) -> str | None:
     _, problem = read_schema_file(path)
     if problem is not None:
         raise ValueError(problem)
-    # pin the file now, so a later change of working directory cannot swap it
-    return str(Path(path).expanduser().resolve())
+    return path
 
 
 InlineSchema = Annotated[dict[str, Any] | None, AfterValidator(_inline_ok)]
+# RubricPath resolves a relative path against the rubric file's folder at load and
+# keeps the absolute path, so a later change of directory cannot swap the file.
 SchemaFile = Annotated[
-    str | None,
+    RubricPath,
     Field(validate_default=True),
     AfterValidator(_file_ok),
     one_of_required(("inline_schema", "schema_file"), exactly_one=True),
@@ -211,7 +212,7 @@ def json_schema(
     """The draft is JSON that validates against a JSON Schema.
 
     Give the schema inline (``inline_schema``) or as a path (``schema_file``,
-    relative to the working directory). ``block=true`` reads the first fenced
+    relative to the rubric file's folder). ``block=true`` reads the first fenced
     ```json block; ``formats=false`` stops checking ``format`` keywords.
     """
     if (inline_schema is None) == (schema_file is None):

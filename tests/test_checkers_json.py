@@ -190,7 +190,7 @@ def test_json_schema_file_problems_fail_at_load(
     monkeypatch.chdir(tmp_path)
     message = rejected("json_schema", {"schema_file": "missing.json"}, "schema_file")
     assert "not found" in message
-    assert str(tmp_path) in message  # says where relative paths were looked up
+    assert str(tmp_path) in message  # says where it looked (no rubric file: the working dir)
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     assert "not valid JSON" in rejected(
         "json_schema", {"schema_file": "broken.json"}, "schema_file"

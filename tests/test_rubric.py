@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gradeloop import CheckResult, Criterion, Rubric, RubricError
+from gradeloop import CheckResult, Criterion, Rubric, RubricError, RubricPath
 from gradeloop.grading._registry import Registry
 
 
@@ -178,3 +178,54 @@ def test_criterion_is_immutable() -> None:
     crit = Criterion(key="k", description="d")
     with pytest.raises(Exception, match="frozen"):
         crit.key = "other"  # type: ignore[misc]
+
+
+# -- paths in a rubric are relative to the rubric file -------------------------------------
+
+
+def reads_file(text: str, *, path: RubricPath = None) -> CheckResult:
+    return CheckResult(passed=path is not None and Path(path).read_text() in text)
+
+
+def test_a_rubric_path_option_is_read_from_the_rubric_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reg = Registry(autoload=False)
+    reg.add("reads_file", reads_file)
+    folder = tmp_path / "rubrics"
+    folder.mkdir()
+    (folder / "needle.txt").write_text("needle")
+    rubric_file = folder / "r.toml"
+    rubric_file.write_text(
+        '[[criteria]]\nkey = "k"\ndescription = "d"\nchecker = "reads_file"\n'
+        'options = { path = "needle.txt" }\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # not the rubric's folder
+    rubric = Rubric.load(rubric_file, registry=reg)
+    assert rubric["k"].options["path"] == str(folder.resolve() / "needle.txt")
+    # without a file, the working directory is the base (and absolute paths stay put)
+    from_dict = Rubric.from_dict(
+        {"criteria": [c(checker="reads_file", options={"path": "x.txt"})]}, registry=reg
+    )
+    assert from_dict["k"].options["path"] == str(elsewhere.resolve() / "x.txt")
+
+
+def test_json_schema_file_beside_the_rubric(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gradeloop import grade
+
+    (tmp_path / "order.schema.json").write_text(json.dumps({"type": "object"}))
+    rubric_file = tmp_path / "rubric.toml"
+    rubric_file.write_text(
+        '[[criteria]]\nkey = "k"\ndescription = "d"\nchecker = "json_schema"\n'
+        'options = { schema_file = "order.schema.json" }\n'
+    )
+    monkeypatch.chdir(tmp_path.parent)
+    rubric = Rubric.load(rubric_file)
+    assert grade("{}", rubric).accepted and not grade("[]", rubric).accepted
+    rubric_file.write_text(rubric_file.read_text().replace("order.schema", "gone.schema"))
+    with pytest.raises(RubricError, match="read from the rubric file's folder"):
+        Rubric.load(rubric_file)

@@ -23,7 +23,7 @@ from gradeloop.errors import (
     RubricWarning,
     UnknownCheckerError,
 )
-from gradeloop.grading._checks import CheckResult
+from gradeloop.grading._checks import CheckResult, RubricPath
 from gradeloop.grading._context import CheckContext
 from gradeloop.grading._grade import CriterionResult, Evaluation, Judge, grade
 from gradeloop.grading._registry import Registry, checker, get_checker, hookimpl
@@ -129,6 +129,7 @@ __all__ = [
     "Registry",
     "Rubric",
     "RubricError",
+    "RubricPath",
     "RubricWarning",
     "ShadowResult",
     "ShadowSide",

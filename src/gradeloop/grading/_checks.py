@@ -7,9 +7,18 @@ import math
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+)
 
 from .. import telemetry
 from ._context import CONTEXT_PARAM, CheckContext
@@ -53,16 +62,22 @@ class CheckerInfo:
     options_model: type[BaseModel] | None = None
     wants_context: bool = False
 
-    def validate_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+    def validate_options(
+        self, options: Mapping[str, Any], *, rubric_dir: str | Path | None = None
+    ) -> dict[str, Any]:
         """Check ``options`` against the checker's keyword parameters.
 
         Returns the validated (and coerced) options. Raises ``ValueError`` with a
-        one-line message naming the option and the fix.
+        one-line message naming the option and the fix. ``rubric_dir`` is the folder
+        of the rubric file the options come from: validators see it as
+        ``info.context["rubric_dir"]`` (a :data:`RubricPath` option is resolved
+        against it), None when the rubric has no file.
         """
         if self.options_model is None:
             return dict(options)
+        context = {"rubric_dir": None if rubric_dir is None else Path(rubric_dir)}
         try:
-            model = self.options_model.model_validate(dict(options))
+            model = self.options_model.model_validate(dict(options), context=context)
         except ValidationError as exc:
             raise ValueError(_describe_option_error(self, exc)) from None
         fields = type(model).model_fields
@@ -72,6 +87,22 @@ class CheckerInfo:
         if self.options_model is None:
             return []
         return [f.alias or k for k, f in self.options_model.model_fields.items()]
+
+
+def _resolve_from_rubric(value: str | None, info: ValidationInfo) -> str | None:
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    base = (info.context or {}).get("rubric_dir")
+    if not path.is_absolute() and base is not None:
+        path = Path(base) / path
+    return str(path.resolve())
+
+
+RubricPath = Annotated[str | None, AfterValidator(_resolve_from_rubric)]
+"""A checker option that names a file: a relative path is read from the rubric file's
+folder (from the working directory when the rubric has no file), and the option
+arrives as an absolute path, so a later change of directory does not change it."""
 
 
 def _describe_option_error(info: CheckerInfo, exc: ValidationError) -> str:

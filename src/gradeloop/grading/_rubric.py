@@ -433,6 +433,11 @@ def _example_problem(err: Any) -> str:
     return f"field {field!r}: {reason}" if field else reason
 
 
+def _folder(path: Path | None) -> Path | None:
+    """Where a rubric's relative paths start: its file's folder (None: no file)."""
+    return None if path is None else path.resolve().parent
+
+
 def _bind_checker(
     c: Criterion, registry: Registry, path: Path | None, line: int | None
 ) -> Criterion:
@@ -454,7 +459,7 @@ def _bind_checker(
     except (UnknownCheckerError, CheckerConflictError) as exc:
         raise RubricError(str(exc), path=path, key=c.key, line=line) from None
     try:
-        options = info.validate_options(c.options)
+        options = info.validate_options(c.options, rubric_dir=_folder(path))
     except ValueError as exc:
         raise RubricError(str(exc), path=path, key=c.key, line=line) from None
     if c.shadow == c.checker and c.shadow_options == options:
@@ -478,7 +483,7 @@ def _bind_shadow(
     except (UnknownCheckerError, CheckerConflictError) as exc:
         raise RubricError(f"shadow: {exc}", path=path, key=c.key, line=line) from None
     try:
-        options = info.validate_options(c.shadow_options)
+        options = info.validate_options(c.shadow_options, rubric_dir=_folder(path))
     except ValueError as exc:
         raise RubricError(f"shadow_options: {exc}", path=path, key=c.key, line=line) from None
     return c.model_copy(update={"shadow_options": options})
