@@ -178,8 +178,10 @@ def render(report: CalibrationReport) -> None:
 
 def _table(report: CalibrationReport) -> Table:
     has_previous = report.previous is not None
+    sampled = any(k.self_agreement is not None for k in report.keys)
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = ["key", "rated by", "labels", "agreement", "kappa", "MAE", "r"]
+    columns += ["self-agreement"] if sampled else []
     for column in columns + (["vs previous run"] if has_previous else []):
         table.add_column(column)
     for k in report.keys:
@@ -194,6 +196,8 @@ def _table(report: CalibrationReport) -> Table:
             _num(f["mae"]),
             _num(f["correlation"]),
         ]
+        if sampled:
+            row.append(_pct(k.self_agreement))
         if has_previous:
             row.append(_delta(k))
         table.add_row(*(escape(x) for x in row))

@@ -187,7 +187,8 @@ def render(report: CompareReport, show: int) -> None:
 
 def _agreement_table(report: CompareReport) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in (
+    sampled = any(k.self_agreement is not None for k in report.keys)
+    columns = [
         "key",
         "primary",
         "shadow",
@@ -197,7 +198,8 @@ def _agreement_table(report: CompareReport) -> Table:
         "code pass/judge fail",
         "code fail/judge pass",
         "judge tokens/draft",
-    ):
+    ]
+    for column in [*columns, "judge self-agreement"] if sampled else columns:
         table.add_column(column)
     for k in report.keys:
         t = k.oriented.table
@@ -219,6 +221,8 @@ def _agreement_table(report: CompareReport) -> Table:
             *split,
             tokens,
         ]
+        if sampled:
+            row.append(_pct(k.self_agreement))
         table.add_row(*(escape(x) for x in row))
     return table
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,13 +104,16 @@ def render(evaluation: Evaluation) -> None:
     """The per-criterion table, the issues, then the overall score and the verdict."""
     out = console()
     table = Table(show_lines=False, pad_edge=False, box=None, header_style="bold")
-    for column in ("criterion", "filled by", "result", "score", "weight"):
+    sampled = any(c.agreement is not None for c in evaluation.criteria)
+    columns = ["criterion", "filled by", "result", "score", "weight"]
+    for column in [*columns, "agreement"] if sampled else columns:
         table.add_column(column)
     for c in evaluation.criteria:
         result = "not checked" if not c.checked else ("pass" if c.passed else "FAIL")
-        table.add_row(
-            *(escape(x) for x in (c.key, c.filled_by, result, f"{c.score:g}", f"{c.weight:g}"))
-        )
+        row = [c.key, c.filled_by, result, f"{c.score:g}", f"{c.weight:g}"]
+        if sampled:
+            row.append(agreement_text(c.agreement, c.samples))
+        table.add_row(*(escape(x) for x in row))
     out.print(table)
     issues = [i for i in evaluation.verdict.issues if not i.endswith("filled by the judge")]
     if issues:
@@ -137,6 +141,14 @@ def render(evaluation: Evaluation) -> None:
         markup=False,
         soft_wrap=True,
     )
+
+
+def agreement_text(agreement: float | None, samples: Sequence[bool | float]) -> str:
+    """``"2/3 agree"`` for a sampled key (``-`` for a key judged once or by code)."""
+    if agreement is None:
+        return "-"
+    n = len(samples)
+    return f"{round(agreement * n)}/{n} agree"
 
 
 def describe_shadow(shadow: ShadowResult) -> str:

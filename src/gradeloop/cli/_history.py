@@ -154,4 +154,27 @@ def run_stats(args: argparse.Namespace) -> int:
         f"{hc['iterations']} iteration(s) fully logged",
         markup=False,
     )
+    _stability(out, stats["key_stability"])
     return 0
+
+
+def _stability(out: Any, stability: dict[str, Any]) -> None:
+    """Which judge keys disagreed with themselves under repeated judging (samples > 1)."""
+    keys = stability["keys"]
+    if not keys:
+        out.print("key stability          n/a  no key was judged with samples > 1", markup=False)
+        return
+    out.print("\nkey stability (judge keys judged with samples > 1):", markup=False)
+    for k in keys:
+        flag = "UNSTABLE" if k["unstable"] else "stable"
+        out.print(
+            f"  {k['key']:<22} {flag:<9} samples split on {k['split'] * 100:.0f}% of "
+            f"{k['evaluations']} evaluation(s), mean agreement {k['mean_agreement'] * 100:.0f}%",
+            markup=False,
+        )
+    if any(k["unstable"] for k in keys):
+        out.print(
+            f"  (unstable: split on {stability['unstable_split'] * 100:.0f}% or more; give the "
+            "key anchors or examples, or move it to code: see docs/judging.md)",
+            markup=False,
+        )

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> None:
@@ -38,6 +38,28 @@ def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> No
         default="auto",
         help="how the judge gets structured output; 'json' for servers "
         "without it (Ollama, llama.cpp)",
+    )
+    group.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask the judge K times and decide each key by majority (scored keys: the "
+        "median); reports each key's agreement (default 1)",
+    )
+    group.add_argument(
+        "--resample",
+        choices=["all", "doubtful"],
+        default="all",
+        help="with --samples K: 'all' asks K full times; 'doubtful' asks once, then K-1 "
+        "times only about keys that failed or scored within --margin of the threshold",
+    )
+    group.add_argument(
+        "--margin",
+        type=float,
+        default=1.0,
+        metavar="M",
+        help="with --resample doubtful: a score within M of its threshold is doubtful (default 1)",
     )
 
 
@@ -101,16 +123,30 @@ def _openai() -> Any:
     return _openai
 
 
+def _sampling(args: argparse.Namespace) -> dict[str, Any]:
+    samples = getattr(args, "samples", 1)
+    if samples < 1:
+        raise InputError(f"--samples must be at least 1, not {samples}")
+    margin = getattr(args, "margin", 1.0)
+    if not margin >= 0:
+        raise InputError(f"--margin must be 0 or more, not {margin}")
+    return {"samples": samples, "resample": getattr(args, "resample", "all"), "margin": margin}
+
+
 def build_judge(args: argparse.Namespace) -> Any:
+    sampling = _sampling(args)
     if provider(args) == "openai-compatible":
         return _openai().OpenAICompatibleJudge(
             base_url=getattr(args, "base_url", None),
             model=args.judge_model,
             structured=args.structured,
+            **sampling,
         )
     from ..models._anthropic import AnthropicJudge
 
-    return AnthropicJudge(_client(args), model=args.judge_model, structured=args.structured)
+    return AnthropicJudge(
+        _client(args), model=args.judge_model, structured=args.structured, **sampling
+    )
 
 
 def build_generator(args: argparse.Namespace) -> Any:

@@ -33,6 +33,11 @@ def detail_json(evaluation: Evaluation) -> dict[str, Any]:
                 "score": round(c.score, 2),
                 "issues": list(c.issues),
                 **({"feedback": c.feedback} if c.feedback else {}),
+                **(
+                    {"agreement": round(c.agreement, 4), "samples": list(c.samples)}
+                    if c.agreement is not None
+                    else {}
+                ),
             }
             for c in evaluation.criteria
         ],

@@ -267,6 +267,7 @@ def _shadow_results(
             primary.passed if primary.checked else None,
             primary.score,
             issues,
+            primary.agreement,
         )
         reasoning = answer.full.reasoning if answer.full is not None else None
         if c.shadow_source == "judge":
@@ -302,7 +303,7 @@ def _judge_side(
         return None, f"the judge gave no verdict on {c.key!r}"
     r = _from_judge(judge_copy(c), answer.full)
     issues = tuple(answer.shadow_issues.get(c.key, ())) + r.issues
-    return ShadowSide("judge", "judge", r.passed, r.score, issues), None
+    return ShadowSide("judge", "judge", r.passed, r.score, issues, r.agreement), None
 
 
 def call_judge(judge: Judge, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:

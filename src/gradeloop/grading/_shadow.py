@@ -51,28 +51,34 @@ class ShadowSide:
     passed: bool | None
     score: float | None = None
     issues: tuple[str, ...] = ()
+    agreement: float | None = None  # the judge's self-agreement, when it was sampled
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of the side."""
-        return {
+        out: dict[str, Any] = {
             "source": self.source,
             "filled_by": self.filled_by,
             "passed": self.passed,
             "score": None if self.score is None else round(self.score, 2),
             "issues": list(self.issues),
         }
+        if self.agreement is not None:
+            out["agreement"] = round(self.agreement, 4)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShadowSide:
         """Read back what :meth:`to_json` wrote."""
         source: Source = "judge" if data.get("source") == "judge" else "code"
         score = data.get("score")
+        agreement = data.get("agreement")
         return cls(
             source=source,
             filled_by=str(data.get("filled_by", "")),
             passed=data.get("passed") if isinstance(data.get("passed"), bool) else None,
             score=float(score) if isinstance(score, int | float) else None,
             issues=tuple(str(i) for i in data.get("issues") or ()),
+            agreement=float(agreement) if isinstance(agreement, int | float) else None,
         )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from numbers import Real
 from typing import Any
 
-__all__ = ["QUALITY_BASIS", "compute_stats", "is_complete"]
+__all__ = ["QUALITY_BASIS", "UNSTABLE_SPLIT", "compute_stats", "is_complete", "key_stability"]
 
 QUALITY_BASIS = (
     "mean of (last judged overall score - first judged overall score) / first * 100, "
@@ -118,3 +118,41 @@ def _mean(values: list[float] | list[int]) -> float | None:
 
 def _percent(part: int, whole: int) -> float | None:
     return part / whole * 100.0 if whole else None
+
+
+#: A key whose samples split on at least this share of its sampled evaluations is unstable.
+UNSTABLE_SPLIT = 0.2
+
+
+def key_stability(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per judge key, how often repeated judging agreed with itself.
+
+    ``records`` are stored iteration / graded-draft records; only keys judged with
+    ``samples`` > 1 (those with an ``agreement`` in their detail) count. Per key:
+    ``evaluations`` (sampled), ``mean_agreement``, ``split`` (the share of those
+    evaluations where the samples did not all agree) and ``unstable`` (``split`` at
+    least :data:`UNSTABLE_SPLIT`), sorted least stable first.
+    """
+    seen: dict[str, list[float]] = {}
+    for record in records:
+        detail = record.get("detail")
+        if not isinstance(detail, Mapping):
+            continue
+        for c in detail.get("criteria") or ():
+            agreement = c.get("agreement") if isinstance(c, Mapping) else None
+            if isinstance(agreement, Real) and not isinstance(agreement, bool):
+                seen.setdefault(str(c.get("key")), []).append(float(agreement))
+    keys: list[dict[str, Any]] = []
+    for key, values in seen.items():
+        split = sum(v < 1 for v in values) / len(values)
+        keys.append(
+            {
+                "key": key,
+                "evaluations": len(values),
+                "mean_agreement": round(sum(values) / len(values), 4),
+                "split": round(split, 4),
+                "unstable": split >= UNSTABLE_SPLIT,
+            }
+        )
+    keys.sort(key=lambda k: (-k["split"], k["mean_agreement"], k["key"]))
+    return {"unstable_split": UNSTABLE_SPLIT, "keys": keys}

@@ -32,10 +32,24 @@ from ._grading import GradingRecords
 from ._paths import default_history_path
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 from ._sql import connect
-from ._stats import compute_stats, is_complete
+from ._stats import compute_stats, is_complete, key_stability
 from ._view import history_json, judged_passed, judged_score, pid_alive
 
 __all__ = ["HistoryStore", "LoopSummary", "get_optimization_history"]
+
+
+def _records(texts: list[str]) -> list[dict[str, Any]]:
+    """The stored record JSON texts that parse as objects (a damaged one is skipped)."""
+    out = []
+    for text in texts:
+        try:
+            record = json.loads(text)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
 
 _HINT = "run `gradeloop history` to list the recorded loop ids"
 
@@ -295,7 +309,14 @@ class HistoryStore(AgreementRecords, GradingRecords):
                 " ORDER BY loop_id, iteration"
             )
             iteration_rows = [dict(r) for r in its.fetchall()]
-        return compute_stats(loop_rows, iteration_rows)
+            records = [
+                row[0]
+                for table in ("iterations", "graded_drafts")
+                for row in conn.execute(f"SELECT record_json FROM {table}")  # constant names
+            ]
+        out = compute_stats(loop_rows, iteration_rows)
+        out["key_stability"] = key_stability(_records(records))
+        return out
 
     # -- plumbing -------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ class _Pairs:
     human_score: list[float] = field(default_factory=list)
     rater_score: list[float] = field(default_factory=list)
     labels: int = 0
+    self_agreement: list[float] = field(default_factory=list)
 
     def add(self, c: Criterion, label: bool | float, met: bool | None, score: float | None) -> None:
         """Pair one label with the source's answer (None: unanswered)."""
@@ -66,6 +67,7 @@ class KeyCalibration:
     stats: PassFailStats
     scores: ScoreStats | None = None
     previous: Mapping[str, Any] | None = None
+    self_agreement: float | None = None
 
     @property
     def rated(self) -> int:
@@ -120,6 +122,8 @@ class KeyCalibration:
         }
         if self.scores is not None:
             out["scores"] = self.scores.to_json()
+        if self.self_agreement is not None:
+            out["self_agreement"] = round(self.self_agreement, 4)
         if self.warning:
             out["warning"] = self.warning
         if self.previous is not None:
@@ -268,6 +272,8 @@ def _collect(
     pairs: dict[tuple[str, Role], _Pairs], c: Criterion, label: bool | float, ev: Evaluation
 ) -> None:
     primary = ev[c.key]
+    if primary.agreement is not None:
+        pairs.setdefault((c.key, "primary"), _Pairs()).self_agreement.append(primary.agreement)
     pairs.setdefault((c.key, "primary"), _Pairs()).add(
         c,
         label,
@@ -322,4 +328,7 @@ def _key_figures(
         stats=pass_fail_stats(p.human_met, p.rater_met),
         scores=score_stats(p.human_score, p.rater_score) if c.scale == "score" else None,
         previous=before,
+        self_agreement=(
+            sum(p.self_agreement) / len(p.self_agreement) if p.self_agreement else None
+        ),
     )

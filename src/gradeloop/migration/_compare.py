@@ -73,6 +73,7 @@ class KeyComparison:
     skipped: int
     disagreements: tuple[ShadowResult, ...]
     errors: tuple[str, ...] = ()
+    self_agreement: float | None = None
 
     @property
     def key(self) -> str:
@@ -104,6 +105,8 @@ class KeyComparison:
             out["scores"] = self.scores.to_json()
         if self.errors:
             out["shadow_errors"] = list(self.errors)
+        if self.self_agreement is not None:
+            out["judge_self_agreement"] = round(self.self_agreement, 4)
         return out
 
 
@@ -211,6 +214,12 @@ def summarize(c: Criterion, outcomes: Sequence[ShadowResult]) -> KeyComparison:
         both = [(p, q) for p, q in pairs if p is not None and q is not None]
         scores = score_stats([p for p, _ in both], [q for _, q in both])
     errors = tuple(dict.fromkeys(s.error for s in outcomes if s.status == "failed" and s.error))
+    judged = [
+        side.agreement
+        for s in outcomes
+        for side in (s.primary, s.shadow)
+        if side.source == "judge" and side.agreement is not None
+    ]
     return KeyComparison(
         criterion=c,
         stats=stats,
@@ -219,4 +228,5 @@ def summarize(c: Criterion, outcomes: Sequence[ShadowResult]) -> KeyComparison:
         skipped=sum(1 for s in outcomes if s.status == "skipped"),
         disagreements=tuple(s for s in ok if s.agree is False),
         errors=errors[:5],
+        self_agreement=sum(judged) / len(judged) if judged else None,
     )
