@@ -15,7 +15,11 @@ import re
 from ._inline import unescape
 from ._model import Fence, language_of
 
-_HTML_OR_MATH = re.compile(r"(?:^|\n) {0,3}(?:<|\$\$)")
+# a line opening an HTML block or math; "\n" first, not "(?:^|\n)": a pattern that may
+# match at any position is tried at every one (slow), a literal line end is found at
+# C speed, and the first line is checked on its own
+_HTML_OR_MATH = re.compile(r"\n {0,3}(?:<|\$\$)")
+_FIRST_HTML_OR_MATH = re.compile(r" {0,3}(?:<|\$\$)")
 _PLAIN_START = frozenset("`~")
 _NOT_PLAIN = frozenset(" \t>#<=-_*+[$|:0123456789")
 
@@ -49,7 +53,7 @@ def plain_fences(text: str) -> tuple[Fence, ...] | None:
     line holding a fence mark opens with a backtick or tilde (a fence at the margin,
     which no container can hold) or with a character that starts only a paragraph.
     """
-    if text.startswith("---") or _HTML_OR_MATH.search(text):
+    if text.startswith("---") or _html_or_math(text):
         return None
     marks = _mark_lines(text)
     for start, _ in marks:
@@ -83,6 +87,13 @@ def plain_fences(text: str) -> tuple[Fence, ...] | None:
             k = len(marks)
         found.append(_fence(line, end_line, info, body, close < len(marks)))
     return tuple(found)
+
+
+def _html_or_math(text: str) -> bool:
+    """Whether a line of ``text`` opens (at most 3 spaces in) with ``<`` or ``$$``."""
+    if "<" not in text and "$$" not in text:
+        return False
+    return bool(_FIRST_HTML_OR_MATH.match(text) or _HTML_OR_MATH.search(text))
 
 
 def _opening(text: str, start: int, end: int) -> tuple[int, str] | None:
