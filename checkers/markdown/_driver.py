@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 from . import _starts as st
-from ._scanner import FENCE, HTML, PARA, SPECIAL, TABLE, Scanner, _Leaf
+from ._opening import SPECIAL
+from ._scanner import Scanner
+from ._state import FENCE, HTML, PARA, TABLE, Leaf
 
 # The line ends before lines that may be more than plain text after a top-level
 # paragraph line: those opening with a blank, a mark that can start a block or
@@ -54,14 +56,14 @@ def run(scanner: Scanner, text: str, start: int) -> None:
             else:
                 scanner.feed(i, line)
         elif leaf is None:  # plain text at the top level opens a paragraph
-            scanner._paragraph(i, line)
+            scanner.paragraph(i, line)
         else:
             scanner.feed(i, line)
         i += 1
         pos += len(line) + 1
 
 
-def _skip(scanner: Scanner, text: str, pos: int, i: int, leaf: _Leaf) -> tuple[int, int]:
+def _skip(scanner: Scanner, text: str, pos: int, i: int, leaf: Leaf) -> tuple[int, int]:
     """The next line (and its offset) the top-level ``leaf`` cannot take as plain text."""
     kind = leaf.kind
     if kind == PARA:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+QUOTE_RUN = re.compile(">+")
 _ATX = re.compile(r"#{1,6}+(?=[ \t]|$)")
 _FENCE_OPEN = re.compile(r"`{3,}+|~{3,}+")
 _BULLET = re.compile(r"[-+*](?=[ \t]|$)")
