@@ -133,10 +133,14 @@ def test_scored_met_is_decided_in_code_not_by_the_judges_boolean(reg: Registry) 
     assert grade("d", r, judge=honest, registry=reg).accepted is True
 
 
-def test_out_of_range_scores_are_clamped_and_missing_ones_fail(reg: Registry) -> None:
+def test_out_of_range_scores_are_invalid_and_missing_ones_fail(reg: Registry) -> None:
     r = rubric(reg, {"key": "p", "description": "p", "scale": "score"})
-    ev = grade("d", r, judge=FakeJudge(verdict(True, {}, scores={"p": 42})), registry=reg)
-    assert ev["p"].score == 10.0
+    for bad in (42, 11, 0, 7.5):
+        with pytest.raises(JudgeError, match=r"scores\.p") as info:
+            grade("d", r, judge=FakeJudge(verdict(True, {}, scores={"p": bad})), registry=reg)
+        assert info.value.reason == "invalid"
+    ev = grade("d", r, judge=FakeJudge(verdict(True, {}, scores={"p": 10})), registry=reg)
+    assert ev["p"].score == 10.0 and ev.accepted is True  # the twin, at the top of the scale
     ev = grade("d", r, judge=FakeJudge(verdict(True, {}, scores={})), registry=reg)
     assert ev.accepted is False and "no score for 'p'" in ev["p"].issues[0]
 

@@ -174,7 +174,7 @@ def test_only_code_criteria_is_a_usage_error(emulator: Emulator) -> None:
 def test_an_empty_criteria_met_is_invalid_never_a_pass(emulator: Emulator) -> None:
     emulator.enqueue(verdict_reply(good(criteria_met={})))
     err = judge_error(judge(emulator, structured="native"))
-    assert err.reason == "invalid" and "criteria_met.api_cited: Field required" in str(err)
+    assert err.reason == "invalid" and "criteria_met.api_cited: missing" in str(err)
 
 
 def test_a_missing_key_is_invalid(emulator: Emulator) -> None:
@@ -263,7 +263,7 @@ def test_a_parsed_dict_is_validated_and_an_empty_one_fails_closed() -> None:
         AnthropicJudge(client=fake_client(good())).evaluate("t", "d", CRITERIA), JUDGE_KEYS
     )
     bad = AnthropicJudge(client=fake_client(good(criteria_met={})), structured="native")
-    with pytest.raises(JudgeError, match="Field required") as info:
+    with pytest.raises(JudgeError, match=r"criteria_met\.api_cited: missing") as info:
         bad.evaluate("t", "d", CRITERIA)
     assert info.value.reason == "invalid"
 
@@ -302,7 +302,7 @@ def test_json_mode_repairs_once_then_succeeds(emulator: Emulator) -> None:
     roles = [m["role"] for m in repair["messages"]]
     assert roles == ["user", "assistant", "user"]
     assert '"api_cited": true' in repair["messages"][1]["content"]  # the bad reply
-    assert "criteria_met.errors_named: Field required" in repair["messages"][2]["content"]
+    assert "criteria_met.errors_named: missing" in repair["messages"][2]["content"]
     assert repair["system"] == emulator.bodies[0]["system"]
 
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
-
-from pydantic import ValidationError
 
 from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
@@ -26,6 +24,7 @@ from ._shadow import (
     run_shadow_checker,
     split_verdict,
 )
+from ._strict import WireError, strict_verdict
 from ._verdict import Verdict, accepted
 
 Source = Literal["code", "judge"]
@@ -236,7 +235,8 @@ def _ask_judge(
 ) -> _JudgeAnswer:
     """One judge call for its own keys and its shadow keys together."""
     try:
-        full = call_judge(judge, task, draft, asked)
+        # a shadow key left out loses only the shadow, never the keys that decide
+        full = call_judge(judge, task, draft, asked, optional=rubric.judge_shadow_keys)
     except JudgeError as exc:
         if rubric.judge_criteria:
             raise  # the judge decides keys: its failure is the grade's failure
@@ -306,8 +306,21 @@ def _judge_side(
     return ShadowSide("judge", "judge", r.passed, r.score, issues, r.agreement), None
 
 
-def call_judge(judge: Judge, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
-    """Ask the judge; turn anything that is not a Verdict into a JudgeError."""
+def call_judge(
+    judge: Judge,
+    task: str,
+    draft: str,
+    criteria: Sequence[Criterion],
+    *,
+    optional: Collection[str] = (),
+) -> Verdict:
+    """Ask the judge, and read what it returned strictly (every judge, every road).
+
+    Whatever ``evaluate()`` returns - a :class:`Verdict`, a dict, anything else -
+    goes through :func:`~gradeloop.grading._strict.strict_verdict` for the keys
+    asked (``optional``: keys it may leave out, such as shadow keys); an invalid
+    answer, or an exception, is a :class:`JudgeError`.
+    """
     try:
         raw: Any = judge.evaluate(task, draft, criteria)
     except GradeloopError as exc:
@@ -318,16 +331,22 @@ def call_judge(judge: Judge, task: str, draft: str, criteria: Sequence[Criterion
         raise JudgeError(
             f"the judge raised {type(exc).__name__}: {exc}", reason="api_error"
         ) from exc
-    if isinstance(raw, Verdict):
-        return raw
+    return judge_answer(raw, criteria, optional=optional)
+
+
+def judge_answer(
+    raw: Any, criteria: Sequence[Criterion], *, optional: Collection[str] = ()
+) -> Verdict:
+    """What a judge returned for ``criteria``, read strictly; a :class:`JudgeError` if invalid.
+
+    The one gate every judge's answer passes before grading uses it (the async
+    path included): see :mod:`gradeloop.grading._strict` for the rules.
+    """
     try:
-        return Verdict.model_validate(raw)
-    except ValidationError as exc:
-        raise JudgeError(
-            f"the judge returned {type(raw).__name__}, not a valid Verdict: "
-            f"{exc.errors()[0]['msg']}",
-            reason="invalid",
-        ) from None
+        judged = [c for c in criteria if c.source == "judge"]
+        return strict_verdict(raw, judged, optional=optional)
+    except WireError as exc:
+        raise JudgeError(f"the judge's verdict is invalid: {exc}", reason="invalid") from None
 
 
 def _from_check(
@@ -372,7 +391,7 @@ def _judged_result(c: Criterion, v: Verdict) -> CriterionResult:
     fb = v.feedback.get(c.key) or None
     if c.scale == "score":
         raw = v.scores.get(c.key)
-        if raw is None or not math.isfinite(raw):
+        if raw is None or not math.isfinite(raw) or not 1 <= raw <= 10:
             return CriterionResult(
                 c.key,
                 c.weight,
@@ -383,7 +402,7 @@ def _judged_result(c: Criterion, v: Verdict) -> CriterionResult:
                 (f"the judge gave no score for {c.key!r}",),
                 fb,
             )
-        score = min(10.0, max(1.0, float(raw)))  # bounds are not enforced on the wire
+        score = float(raw)  # call_judge let only integers 1-10 through: never clamped
         met = score >= c.pass_threshold  # decided here, never by the judge's boolean
         issues = () if met else (f"scored {score:g}, needs {c.pass_threshold:g}",)
         return CriterionResult(c.key, c.weight, score, met, "judge", "judge", issues, fb)
@@ -457,4 +476,13 @@ def _dedupe(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(i for i in items if i.strip()))
 
 
-__all__ = ["CriterionResult", "Evaluation", "Judge", "call_judge", "grade", "merge", "overall"]
+__all__ = [
+    "CriterionResult",
+    "Evaluation",
+    "Judge",
+    "call_judge",
+    "grade",
+    "judge_answer",
+    "merge",
+    "overall",
+]

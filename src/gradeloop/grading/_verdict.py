@@ -20,7 +20,8 @@ class Verdict(BaseModel):
     True
     """
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: "yes", "true" or 1 are not booleans, "9" is not a score
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     reasoning: str = Field(description="Cite specific evidence before judging.")
     criteria_met: dict[str, bool]

@@ -14,7 +14,9 @@ criteria set gets its own model with one *named, required* property per key::
     feedback      {key: str, ...}           only when asked for
 
 Integer bounds do not survive the transform (they become description text), so
-scores are clamped to 1-10 here, and whether a scored key is met is decided here
+replies are read by the one strict validator, :mod:`gradeloop.grading._strict`: a
+score outside the integers 1-10 is invalid (never clamped), a duplicated JSON key
+makes the reply ambiguous, and whether a scored key is met is decided there
 (``score >= criterion.pass_threshold``), never taken from the judge.
 """
 
@@ -23,29 +25,23 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anthropic
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..grading._rubric import Criterion
+from ..grading._strict import SCORE_MAX, SCORE_MIN, WireError, strict_json, strict_verdict
 from ..grading._verdict import Verdict
 
 __all__ = ["WireError", "WireSpec", "extract_json", "looks_like_json", "wire_spec"]
 
-SCORE_MIN, SCORE_MAX = 1, 10
-
-# Strict: a JSON "true" string is not a boolean and 7.5 is not a score. Extra keys
-# are ignored, since a local model's chatter key must not sink a good verdict.
+# The model describes the schema sent to the judge; replies are read by
+# strict_verdict, not by this model.
 _CONFIG = ConfigDict(strict=True, extra="ignore")
-
-
-class WireError(ValueError):
-    """A judge reply that is not JSON, or does not match the wire schema."""
 
 
 @dataclass(frozen=True)
@@ -75,91 +71,12 @@ class WireSpec:
         return json.dumps(self.schema, ensure_ascii=False, separators=(",", ":"))
 
     def parse_text(self, text: str) -> Verdict:
-        """Validate a reply's text (a fenced or bare JSON object) into a Verdict."""
-        candidate = extract_json(text)
-        try:
-            wire = self.model.model_validate_json(candidate)
-        except ValidationError as exc:
-            raise WireError(_summarise(exc)) from None
-        return self.to_verdict(wire)
+        """Read a reply's text (a fenced or bare JSON object) strictly into a Verdict."""
+        return strict_verdict(strict_json(extract_json(text)), self.criteria)
 
     def parse_object(self, obj: Any) -> Verdict:
-        """Accept an already-parsed value: a Verdict, a wire instance, or a dict."""
-        if isinstance(obj, Verdict):
-            return self.normalise(obj)
-        if isinstance(obj, self.model):
-            return self.to_verdict(obj)
-        if isinstance(obj, BaseModel):
-            obj = obj.model_dump(by_alias=True)
-        if not isinstance(obj, Mapping):
-            raise WireError(f"the judge returned {type(obj).__name__}, not a verdict")
-        try:
-            return self.to_verdict(self.model.model_validate(dict(obj)))
-        except ValidationError as exc:
-            first = exc
-        try:
-            verdict = Verdict.model_validate(dict(obj))
-        except ValidationError:
-            raise WireError(_summarise(first)) from None
-        if any(
-            c.key not in verdict.criteria_met and c.key not in verdict.scores for c in self.criteria
-        ):
-            # a dict is held to the wire schema, which names what is missing where
-            raise WireError(_summarise(first))
-        return self.normalise(verdict)
-
-    def to_verdict(self, wire: BaseModel) -> Verdict:
-        """Convert a validated wire instance; scored keys' met-ness is decided here."""
-        data = wire.model_dump(by_alias=True)
-        scores = {k: float(_clamp(v)) for k, v in (data.get("scores") or {}).items()}
-        met: dict[str, bool] = dict(data.get("criteria_met") or {})
-        for c in self.criteria:
-            if c.scale == "score":
-                met[c.key] = scores[c.key] >= c.pass_threshold
-        ordered = {c.key: met[c.key] for c in self.criteria}
-        return Verdict(
-            reasoning=data["reasoning"],
-            criteria_met=ordered,
-            passed=data["passed"],
-            issues=list(data["issues"]),
-            scores=scores,
-            feedback=dict(data.get("feedback") or {}),
-        )
-
-    def normalise(self, verdict: Verdict) -> Verdict:
-        """Re-decide a ready-made Verdict's scored keys in code.
-
-        A ready-made :class:`Verdict` (a client's own ``parsed_output``) is the
-        public type, not the wire schema: a key it lacks stays absent, so
-        :func:`accepted` and :func:`grade` fail that key closed, and the loop goes
-        on revising as it would for any failing verdict. Non-finite scores are
-        dropped; the rest are clamped to 1-10 and decide their key's met-ness.
-        """
-        scores = {k: v for k, v in verdict.scores.items() if math.isfinite(v)}
-        met = dict(verdict.criteria_met)
-        for c in self.criteria:
-            if c.scale != "score":
-                continue
-            met.pop(c.key, None)  # never the judge's own boolean for a scored key
-            if c.key in scores:
-                scores[c.key] = float(_clamp(scores[c.key]))
-                met[c.key] = scores[c.key] >= c.pass_threshold
-        return verdict.model_copy(update={"scores": scores, "criteria_met": met})
-
-
-def _clamp(value: float) -> float:
-    return min(SCORE_MAX, max(SCORE_MIN, value))
-
-
-def _summarise(exc: ValidationError, limit: int = 3) -> str:
-    parts = []
-    for err in exc.errors()[:limit]:
-        where = ".".join(str(p) for p in err["loc"]) or "(reply)"
-        parts.append(f"{where}: {err['msg']}")
-    more = exc.error_count() - limit
-    if more > 0:
-        parts.append(f"and {more} more")
-    return "; ".join(parts)
+        """Read an already-parsed value (a dict, a Verdict, a wire instance) strictly."""
+        return strict_verdict(obj, self.criteria)
 
 
 def wire_spec(criteria: Sequence[Criterion], *, feedback: bool = False) -> WireSpec:
