@@ -320,7 +320,7 @@ class AnthropicJudge(Metered):
         else:
             self._settle("evaluate", answer, trace)
             return verdict
-        bad = answer.text if answer.text is not None else repr(answer.parsed)
+        bad = answer.text if answer.text is not None else _shown(answer.parsed)
         messages = [
             user,
             {"role": "assistant", "content": bad},
@@ -418,7 +418,10 @@ class AnthropicJudge(Metered):
         self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
     ) -> _Answer:
         parsed = getattr(reply, "parsed_output", None)
-        if parsed is not None and getattr(reply, "stop_reason", None) in FINISHED:
+        finished = getattr(reply, "stop_reason", None) in FINISHED
+        # With text in the reply, the text is read: a parse made on the client side may
+        # have been lax (pydantic keeps a duplicated key's last value, for one).
+        if parsed is not None and finished and _reply_text(reply) is None:
             return _Answer(reply, None, parsed, started, key)
         try:
             text = first_text(reply)
@@ -462,6 +465,16 @@ def _read(spec: WireSpec, answer: _Answer) -> Verdict:
     if answer.text is None:
         return spec.parse_object(answer.parsed)
     return spec.parse_text(answer.text)
+
+
+def _shown(parsed: Any, limit: int = 4000) -> str:
+    """A client's parsed value as text for the repair request (bounded, never raising:
+    a hostile value may be nested too deeply, or hold an integer too long, to print)."""
+    try:
+        text = repr(parsed)
+    except (ValueError, RecursionError):
+        return "(a value that cannot be shown)"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _reply_text(reply: Any) -> str | None:
