@@ -46,7 +46,7 @@ def test_the_headphones_rubric_reproduces_seed_003() -> None:
             issues=["Add more emotional appeal"],
             scores={"clarity": 8, "persuasiveness": 6, "technical_accuracy": 9},
         ),
-        verdict(True, {}, scores={"clarity": 9, "persuasiveness": 8.5, "technical_accuracy": 9}),
+        verdict(True, {}, scores={"clarity": 8, "persuasiveness": 10, "technical_accuracy": 8}),
     )
     result = run_loop(
         "Write it.",

@@ -309,7 +309,7 @@ def test_streaming_yields_the_nodes_in_order_and_each_rounds_score() -> None:
         )
 
     graph = build_graph(
-        rubric, generator=FakeGenerator(), judge=FakeJudge(scored(8, 6, 9), scored(9, 8.5, 9))
+        rubric, generator=FakeGenerator(), judge=FakeJudge(scored(8, 6, 9), scored(8, 10, 8))
     )
     modes = list(graph.stream({"task": "headphones"}, stream_mode=["updates", "custom"]))
     nodes = [next(iter(data)) for mode, data in modes if mode == "updates"]

@@ -165,7 +165,7 @@ def test_seed_example_through_the_tools_linked_into_one_history(store: HistorySt
             issues=["Add more emotional appeal"],
             scores={"clarity": 8, "persuasiveness": 6, "technical_accuracy": 9},
         ),
-        verdict(True, {}, scores={"clarity": 9, "persuasiveness": 8.5, "technical_accuracy": 9}),
+        verdict(True, {}, scores={"clarity": 8, "persuasiveness": 10, "technical_accuracy": 8}),
         max_iterations=None,
     )
     g = r.call(
@@ -461,8 +461,8 @@ def test_feedback_items_must_be_strings(store: HistoryStore) -> None:
 
 
 def test_an_evaluation_without_issues_needs_feedback_to_revise(store: HistoryStore) -> None:
-    # The judge met every key but did not claim a pass, and named nothing to fix.
-    r = runner(store, None, verdict(False, {"polite": True}, issues=[]))
+    # The judge failed the key and named nothing to fix.
+    r = runner(store, None, verdict(False, {"polite": False}, issues=[]))
     g = r.call("generate_initial_output", {"task": "t", "criteria": [POLITE]})
     e = r.call("evaluate_output", {"output": g["content"]})
     assert (e["passed"], e["issues"], "stop_reason" in e) == (False, [], False)
@@ -533,7 +533,7 @@ def test_a_judge_failure_is_an_error_object_and_records_nothing(store: HistorySt
 def test_a_judge_returning_garbage_fails_closed(store: HistoryStore) -> None:
     r = runner(store, None, {"not": "a verdict"})  # type: ignore[arg-type]
     kind, message = error(r.call("evaluate_output", {"output": "x", "criteria": [POLITE]}))
-    assert kind == "judge_failed" and "not a valid Verdict" in message
+    assert kind == "judge_failed" and "verdict is invalid" in message
 
 
 def test_no_generator_says_how_to_configure_one(store: HistoryStore) -> None:

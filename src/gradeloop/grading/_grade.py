@@ -454,7 +454,14 @@ def merge(
         issues.append(
             f"overall score {score:.2f} is below the rubric's pass_score {rubric.pass_score:g}"
         )
+    # The gate decides: the judge's own claim and every key must agree on a pass,
+    # so either one saying "no" is a "no" (and says why, for the next revision).
     claim = verdict.passed if verdict is not None else True
+    if not claim and all(r.passed for r in ordered) and not below:
+        issues.append(
+            "the judge did not pass the draft (passed=false) although it marked every "
+            "criterion met; see its reasoning"
+        )
     merged = Verdict(
         reasoning=verdict.reasoning if verdict is not None else "Every key was graded in code.",
         criteria_met={r.key: r.passed for r in ordered},
