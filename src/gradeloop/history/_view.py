@@ -7,6 +7,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..loop._best import best_of
+
 __all__ = ["history_json", "judged_passed", "judged_score", "pid_alive"]
 
 
@@ -87,13 +89,11 @@ def _entry(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _best_so_far(records: Sequence[Mapping[str, Any]], scores: Sequence[float | None]) -> Any:
-    """The output id the "best" return policy would pick now: top score, ties to latest."""
-    best: tuple[float, int] | None = None
-    for index, score in enumerate(scores):
-        if score is not None and (best is None or score >= best[0]):
-            best = (score, index)
+    """The output id the "best" return policy would pick now (see loop/_best.py)."""
+    ranked = list(zip(records, scores, strict=True))
+    best = best_of(ranked, lambda rs: None if rs[1] is None else (judged_passed(rs[0]), rs[1]))
     if best is not None:
-        return records[best[1]].get("output_id")
+        return best[0].get("output_id")
     return records[-1].get("output_id") if records else None
 
 

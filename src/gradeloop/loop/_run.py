@@ -27,6 +27,7 @@ from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
 from ..models._usage import Usage, metered
+from ._best import best_of, iteration_rank
 from ._result import Iteration, LoopResult, StopReason
 from ._similarity import DEFAULT_SIMILARITY, similar
 
@@ -250,10 +251,9 @@ class _Run:
             return self.history[-1]  # never judged: can only be reported as not passed
         if self.settings.return_policy == "last":
             return judged[-1]
-        # ties go to the latest, so an all-fail run returns its last draft
-        return max(
-            reversed(judged), key=lambda h: h.evaluation.overall_score if h.evaluation else -1.0
-        )
+        chosen = best_of(judged, iteration_rank)  # accepted first, then score, ties to latest
+        assert chosen is not None
+        return chosen
 
     @property
     def elapsed_s(self) -> float:
@@ -331,8 +331,9 @@ def run_loop(
     ``"evaluator_failed"`` (the judge failed before anything was judged, or
     ``max_judge_failures`` times in a row), ``"generator_failed"`` (a revision
     raised), ``"token_budget"`` or ``"time_budget"``. ``return_policy="best"``
-    returns the highest-scoring judged draft (ties to the latest); ``"last"`` the
-    last judged one. The returned ``passed`` is always that draft's own verdict.
+    returns an accepted draft if any was accepted, else the highest-scoring judged
+    draft (ties to the latest); ``"last"`` the last judged one. The returned
+    ``passed`` is always that draft's own verdict.
 
     With ``store`` (a :class:`~gradeloop.HistoryStore`), each iteration is
     committed as it completes. A failure of the very first generate propagates.

@@ -32,6 +32,7 @@ from ..grading._grade import Evaluation
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
 from ..history._store import HistoryStore, get_optimization_history
+from ..loop._best import best_of, iteration_rank
 from ..loop._result import Iteration, StopReason
 from ..loop._run import new_id, record_shadows
 from ..loop._similarity import DEFAULT_SIMILARITY, similar
@@ -78,11 +79,10 @@ class LoopState:
         return [o for o in self.outputs if o.it.evaluation is not None]
 
     def best(self) -> Output:
-        """The highest-scoring judged output, ties to the latest; else the last one."""
-        judged = self.judged()
-        if not judged:
-            return self.outputs[-1]
-        return max(reversed(judged), key=_score)
+        """The output the "best" policy returns (an accepted one first, then the top
+        score, ties to the latest); the last one when none was judged."""
+        chosen = best_of(self.outputs, lambda o: iteration_rank(o.it))
+        return chosen if chosen is not None else self.outputs[-1]
 
 
 def _score(out: Output) -> float:
