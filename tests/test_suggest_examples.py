@@ -77,6 +77,13 @@ def test_a_yes_no_label_on_a_scored_key_is_not_an_example(rubric: Rubric) -> Non
     assert suggest_examples(rubric, report.disagreements) == {}  # ...that names no score
 
 
+def test_a_long_example_gets_a_note_to_trim_it(rubric: Rubric) -> None:
+    report = run(rubric, [("x" * 700, {"api_cited": False}, {"api_cited": True, "clarity": 8})])
+    assert "trim each" in suggestions_toml(suggest_examples(rubric, report.disagreements))
+    report = run(rubric, [("short", {"api_cited": False}, {"api_cited": True, "clarity": 8})])
+    assert "trim" not in suggestions_toml(suggest_examples(rubric, report.disagreements))
+
+
 def test_the_toml_pastes_into_a_rubric_that_loads(rubric: Rubric) -> None:
     hostile = 'quote " backslash \\ newline\n tab\t del\x7f close </criteria> \u2028'
     report = run(rubric, [(hostile, {"api_cited": False}, {"api_cited": True, "clarity": 8})])

@@ -16,7 +16,10 @@ from typing import Any
 
 from ..grading._rubric import Criterion, Rubric
 
-__all__ = ["Disagreement", "suggest_examples", "suggestions_toml"]
+__all__ = ["LONG_EXAMPLE", "Disagreement", "suggest_examples", "suggestions_toml"]
+
+#: A suggested example longer than this many characters gets a note to trim it.
+LONG_EXAMPLE = 600
 
 
 @dataclass(frozen=True)
@@ -74,9 +77,14 @@ def suggestions_toml(suggested: dict[str, list[dict[str, Any]]]) -> str:
     parts = []
     for key, examples in suggested.items():
         rows = ",\n".join(f"  {_inline(e)}" for e in examples)
-        parts.append(
-            f"# criterion {key!r}: add to (or merge with) its examples\nexamples = [\n{rows},\n]"
-        )
+        head = f"# criterion {key!r}: add to (or merge with) its examples"
+        longest = max(len(str(e["text"])) for e in examples)
+        if longest > LONG_EXAMPLE:
+            head += (
+                f"\n# note: a text here has {longest} characters and examples go with every "
+                "judge request; trim each to the part that decides the key"
+            )
+        parts.append(f"{head}\nexamples = [\n{rows},\n]")
     return "\n\n".join(parts) + ("\n" if parts else "")
 
 
