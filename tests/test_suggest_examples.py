@@ -52,7 +52,7 @@ def test_only_disagreements_become_examples_labelled_as_people_said(rubric: Rubr
     suggested = suggest_examples(rubric, report.disagreements)
     assert [e["text"] for e in suggested["api_cited"]] == ["missed cite"]
     assert suggested["api_cited"][0]["met"] is False
-    assert "the judge met" in suggested["api_cited"][0]["why"]
+    assert "the judge said met" in suggested["api_cited"][0]["why"]
     clarity = {e["text"]: e["score"] for e in suggested["clarity"]}
     assert clarity == {"muddled": 3, "fine but judged low": 9}
     assert "the judge scored 8" in suggested["clarity"][0]["why"]

@@ -35,7 +35,7 @@ class Disagreement:
 
     def example(self, c: Criterion) -> dict[str, Any] | None:
         """The rubric example this draft makes for ``c`` (None when the label cannot say)."""
-        said = _met(self.judge_met)
+        said = f"said {_met(self.judge_met)}"
         if c.scale == "score" and self.judge_score is not None:
             said = f"scored {self.judge_score:g}"
         if c.scale == "score":
