@@ -144,13 +144,25 @@ def test_stats_shows_unstable_keys_from_recorded_loops(
     db = tmp_path / "h.db"
     judge = SampledJudge({"draft x": {"cited": [True, False, True], "marked": [True] * 3}})
     with HistoryStore(db) as store:
-        run_loop("t", rubric, generator=Gen(), judge=judge, max_rounds=1, store=store)
+        result = run_loop("t", rubric, generator=Gen(), judge=judge, max_rounds=1, store=store)
         stats = store.stats()
     keys = {k["key"]: k for k in stats["key_stability"]["keys"]}
     assert keys["cited"]["unstable"] is True and keys["cited"]["mean_agreement"] == 0.6667
     ran = cli("stats", "--db", str(db))
     assert ran.code == 0
     assert "cited" in ran.out and "UNSTABLE" in ran.out and "docs/judging.md" in ran.out
+    shown = cli("history", result.loop_id, "--db", str(db))
+    assert shown.code == 0, shown.err
+    assert "split keys" in shown.out and "cited 2/3" in shown.out
+    assert "marked 3/3" not in shown.out  # a key whose samples all agreed is not listed
+
+
+def test_history_without_samples_has_no_split_column(rubric: Rubric, tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    judge = SampledJudge({"draft x": {"cited": [True], "marked": [True]}})
+    with HistoryStore(db) as store:
+        result = run_loop("t", rubric, generator=Gen(), judge=judge, max_rounds=1, store=store)
+    assert "split keys" not in cli("history", result.loop_id, "--db", str(db)).out
 
 
 def test_stats_without_sampled_keys_says_so(tmp_path: Path) -> None:

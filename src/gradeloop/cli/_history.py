@@ -83,6 +83,22 @@ def _list(loops: list[Any]) -> None:
     out.print(table)
 
 
+def _split_keys(record: dict[str, Any]) -> str | None:
+    """``"tone 2/3"`` for the judge keys whose samples split in this round; None when the
+    round was not judged with samples > 1."""
+    detail = record.get("detail")
+    criteria = detail.get("criteria") if isinstance(detail, dict) else None
+    sampled = [c for c in criteria or () if isinstance(c, dict) and "agreement" in c]
+    if not sampled:
+        return None
+    split = []
+    for c in sampled:
+        n = len(c.get("samples") or ())
+        if c["agreement"] < 1 and n:
+            split.append(f"{c.get('key')} {round(c['agreement'] * n)}/{n}")
+    return ", ".join(split)
+
+
 def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
     out = console()
     out.print(
@@ -94,7 +110,9 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
     trajectory = " → ".join(f"{s:.2f}" for s in data["improvement_trajectory"]) or "-"
     out.print(f"score trajectory: {trajectory}", markup=False)
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("round", "output", "score", "failed keys", "tokens in/out", "feedback"):
+    sampled = any(_split_keys(r) is not None for r in records)
+    columns = ["round", "output", "score", "failed keys", "tokens in/out", "feedback"]
+    for column in [*columns[:4], "split keys", *columns[4:]] if sampled else columns:
         table.add_column(column, overflow="fold")
     for r in records:
         ev = r.get("evaluation")
@@ -103,14 +121,17 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
         if r.get("judge_error"):
             score = "judge failed"
         marker = " ✓" if r.get("output_id") == data.get("final_output_id") else ""
-        table.add_row(
+        row = [
             str(r.get("iteration")),
             escape(str(r.get("output_id")) + marker),
             score,
             escape(", ".join(r.get("failed_keys") or []) or "-"),
             f"{usage.get('total_input', 0)}/{usage.get('output_tokens', 0)}",
             escape(r.get("judge_error") or r.get("feedback") or ""),
-        )
+        ]
+        if sampled:
+            row.insert(4, escape(_split_keys(r) or "-"))
+        table.add_row(*row)
     out.print(table)
     out.print(
         f"final output: {data['final_output_id']}  total {data['total_time_ms'] / 1000:.1f}s"
