@@ -8,7 +8,9 @@ The tree::
     ├── CheckerError                    the checker registry
     │   ├── UnknownCheckerError (LookupError)
     │   │                               no checker by that name; lists what is registered
-    │   └── CheckerConflictError        two plugins registered one name; names both
+    │   ├── CheckerConflictError        two plugins registered one name; names both
+    │   └── PluginError                 a plugin the user named (--plugin, a rubric's
+    │                                   plugins, GRADELOOP_PLUGINS) cannot be loaded
     ├── InputError (ValueError)         a draft, task or label file that cannot be read
     ├── ConfigError                     no model configured, bad environment setting
     │   └── JudgeRequiredError          judge-filled keys but no judge; names the keys
@@ -46,6 +48,7 @@ __all__ = [
     "JudgeRequiredError",
     "LoopNotFoundError",
     "NotAnAnswer",
+    "PluginError",
     "RubricError",
     "RubricWarning",
     "UnknownCheckerError",
@@ -99,8 +102,9 @@ class UnknownCheckerError(CheckerError, LookupError):
         self.known = tuple(sorted(known))
         listing = ", ".join(self.known) if self.known else "none"
         super().__init__(
-            f"unknown checker {name!r}; registered checkers: {listing}"
-            " (run `gradeloop checkers` to see where each comes from)"
+            f"unknown checker {name!r}; registered checkers: {listing}. A checker in a "
+            "file of your own is registered once that file is loaded: name the file in the "
+            'rubric (plugins = ["./my_checkers.py"]) or in GRADELOOP_PLUGINS'
         )
 
     def __str__(self) -> str:  # LookupError would repr() the message otherwise
@@ -118,6 +122,19 @@ class CheckerConflictError(CheckerError):
             f"checker {name!r} is registered by both {who}; block one of them "
             "(GRADELOOP_BLOCK_PLUGINS=<name>) or rename the checker"
         )
+
+
+class PluginError(CheckerError):
+    """A plugin the user asked for by name cannot be loaded.
+
+    ``plugin`` is the name as given, ``origin`` where it was given (``--plugin``,
+    the rubric's ``plugins``, ``GRADELOOP_PLUGINS``).
+    """
+
+    def __init__(self, plugin: str, origin: str, why: str, fix: str) -> None:
+        self.plugin = plugin
+        self.origin = origin
+        super().__init__(f"cannot load plugin {plugin!r} (from {origin}): {why}; {fix}")
 
 
 class InputError(GradeloopError, ValueError):

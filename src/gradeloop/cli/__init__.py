@@ -9,6 +9,7 @@ reaches the user unless ``GRADELOOP_DEBUG=1``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -16,7 +17,6 @@ from typing import NoReturn
 
 from .. import __version__
 from ..errors import GradeloopError
-from ..grading._registry import reset_default_registry
 from . import (
     _calibrate,
     _checkers,
@@ -25,6 +25,7 @@ from . import (
     _history,
     _mcp,
     _optimize,
+    _plugins,
     _report,
     _view,
 )
@@ -46,44 +47,51 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluator-optimizer loop.",
     )
     parser.add_argument("--version", action="version", version=f"gradeloop {__version__}")
-    parser.add_argument(
-        "--disable-plugin-autoload",
-        action="store_true",
-        help="load no entry-point plugins except those in GRADELOOP_PLUGINS",
-    )
-    parser.add_argument(
-        "--block-plugin",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="do not load the plugin NAME (repeatable)",
-    )
+    _plugins.add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for command in COMMANDS:
         command.add_parser(sub)
+    for command_parser in sub.choices.values():
+        _plugins.add_command_option(command_parser)
     return parser
 
 
-def _apply_plugin_options(args: argparse.Namespace) -> None:
-    if args.disable_plugin_autoload:
-        os.environ["GRADELOOP_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    if args.block_plugin:
-        blocked = {b for b in os.environ.get("GRADELOOP_BLOCK_PLUGINS", "").split(",") if b}
-        os.environ["GRADELOOP_BLOCK_PLUGINS"] = ",".join(sorted(blocked | set(args.block_plugin)))
-    if args.disable_plugin_autoload or args.block_plugin:
-        reset_default_registry()
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse; an unknown option is reported by its command, with the closest known one."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = _subparsers(parser).get(args.command, parser)
+        command.error(_unrecognized(extra, command))
+    return args
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _unrecognized(extra: list[str], parser: argparse.ArgumentParser) -> str:
+    known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    for word in extra:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
+            if close:
+                return f"unrecognized argument {word}; did you mean {close[0]}?"
+    return f"unrecognized arguments: {' '.join(extra)}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    _apply_plugin_options(args)
+    args = _parse(parser, argv)
     try:
+        _plugins.apply(args)
         code: int = args.run(args)
     except GradeloopError as exc:
-        print(f"gradeloop: error: {exc}", file=sys.stderr)
+        print(f"gradeloop: error: {exc}{_plugins.hint(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("gradeloop: interrupted", file=sys.stderr)

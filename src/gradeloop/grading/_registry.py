@@ -9,8 +9,9 @@ Environment:
 ``GRADELOOP_DISABLE_PLUGIN_AUTOLOAD=1``
     load no entry-point plugins except those named in ``GRADELOOP_PLUGINS``.
 ``GRADELOOP_PLUGINS=a,b``
-    with autoload disabled, the entry-point plugins to load anyway
-    (the built-in checkers are the plugin ``builtin``).
+    plugins to load: an installed plugin's entry-point name (loaded even with
+    autoload disabled; the built-in checkers are the plugin ``builtin``), a module
+    name, or a ``.py`` file. A name that cannot be loaded is an error.
 ``GRADELOOP_BLOCK_PLUGINS=a,b``
     never load these entry-point plugins.
 """
@@ -26,9 +27,10 @@ from importlib import metadata
 import pluggy
 
 from .. import hookspecs
-from ..errors import CheckerConflictError, UnknownCheckerError
+from ..errors import CheckerConflictError, PluginError, UnknownCheckerError
 from ._checks import CheckerFn, CheckerInfo, options_model_for
 from ._context import takes_context
+from ._plugins import capturing, env_plugins, load_plugin
 
 ENTRY_POINT_GROUP = "gradeloop"
 IN_PROCESS = "<in-process>"
@@ -78,14 +80,22 @@ class Registry:
         self._pm = pluggy.PluginManager("gradeloop")
         self._pm.add_hookspecs(hookspecs)
         self._loaded = False
+        self._load_error: PluginError | None = None
         self._lock = threading.RLock()
 
     # -- loading -----------------------------------------------------------------
 
     def load(self) -> None:
-        """Load entry-point plugins and collect their checkers (once)."""
+        """Load entry-point plugins and collect their checkers (once).
+
+        Then the modules and files named in ``GRADELOOP_PLUGINS`` (unless ``allow``
+        was given); one that cannot be loaded raises :class:`PluginError`, now and
+        on every later use of this registry.
+        """
         with self._lock:
             if self._loaded:
+                if self._load_error is not None:
+                    raise self._load_error
                 return
             self._loaded = True
             autoload = (
@@ -95,10 +105,50 @@ class Registry:
             )
             allow = self._allow if self._allow is not None else _env_list("GRADELOOP_PLUGINS")
             block = self._block if self._block is not None else _env_list("GRADELOOP_BLOCK_PLUGINS")
-            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            points = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+            for ep in points:
                 if ep.name in block or (not autoload and ep.name not in allow):
                     continue
                 self._load_entry_point(ep)
+            if self._allow is None:
+                self._load_env_plugins({ep.name for ep in points})
+
+    def _load_env_plugins(self, entry_point_names: set[str]) -> None:
+        for spec in env_plugins():
+            if spec in entry_point_names:
+                continue  # an installed plugin: handled with the entry points above
+            try:
+                load_plugin(spec, self, origin="GRADELOOP_PLUGINS")
+            except PluginError as exc:
+                self._load_error = exc
+                raise
+
+    def load_entry_point(self, ep: metadata.EntryPoint) -> PluginFailure | None:
+        """Load one entry-point plugin even if autoload is off; its failure, if any."""
+        with self._lock:
+            self.load()
+            self._load_entry_point(ep)
+            return next((f for f in self._failures if f.plugin == ep.name), None)
+
+    def add_plugin_checkers(
+        self,
+        name: str,
+        module: object,
+        checkers: Iterable[tuple[str, CheckerFn, str | None]],
+        *,
+        hook: bool,
+    ) -> None:
+        """Add a user's plugin module: its ``@checker`` functions and its hook (once)."""
+        with self._lock:
+            self.load()
+            if name in self._plugins:
+                return
+            self._plugins[name] = None
+            for checker_name, fn, description in checkers:
+                self._add(checker_name, fn, name, None, description)
+            if hook and not self._pm.is_registered(module):
+                self._pm.register(module, name=name)
+                self._collect(name, module, None)
 
     def _load_entry_point(self, ep: metadata.EntryPoint) -> None:
         dist = ep.dist.name if ep.dist is not None else None
@@ -247,6 +297,13 @@ def default_registry() -> Registry:
         return _default
 
 
+def set_default_registry(registry: Registry) -> None:
+    """Make ``registry`` the process-wide one (the CLI's plugin options build theirs)."""
+    global _default
+    with _default_lock:
+        _default = registry
+
+
 def reset_default_registry() -> None:
     """Forget the process-wide registry, so the environment is read again."""
     global _default
@@ -272,7 +329,11 @@ def checker(name: str, *, description: str | None = None) -> Callable[[CheckerFn
     """
 
     def decorate(fn: CheckerFn) -> CheckerFn:
-        default_registry().add(name, fn, description)
+        captured = capturing()
+        if captured is not None:  # a plugin file being loaded: its registry adds it
+            captured.append((name, fn, description))
+        else:
+            default_registry().add(name, fn, description)
         return fn
 
     return decorate

@@ -22,6 +22,7 @@ from pydantic import (
 
 from ..errors import CheckerConflictError, RubricError, UnknownCheckerError
 from ._guidance import Example, validate_anchors, validate_guidance, warn_if_long
+from ._plugins import load_rubric_plugins
 from ._registry import Registry, default_registry
 
 JUDGE = "judge"
@@ -164,7 +165,7 @@ class Criterion(BaseModel):
         return f"{self.key}: {self.description}"
 
 
-_TOP_LEVEL = {"criteria", "pass_score", "name"}
+_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins"}
 
 
 class Rubric(Sequence[Criterion]):
@@ -187,10 +188,12 @@ class Rubric(Sequence[Criterion]):
         name: str | None = None,
         path: str | Path | None = None,
         registry: Registry | None = None,
+        plugins: Sequence[str] = (),
         _lines: Sequence[int | None] = (),
     ) -> None:
         self.path = Path(path) if path is not None else None
         self.name = name
+        self.plugins = tuple(plugins)  # already loaded (from_dict does it), kept for to_dict
         items = list(criteria)
         if not items:
             raise RubricError(
@@ -234,13 +237,20 @@ class Rubric(Sequence[Criterion]):
         registry: Registry | None = None,
         _lines: Sequence[int | None] = (),
     ) -> Rubric:
-        """Build a rubric from ``{"criteria": [...], "pass_score": optional}``."""
+        """Build a rubric from ``{"criteria": [...], "pass_score": optional}``.
+
+        Optional ``"name"`` labels reports; optional ``"plugins"`` lists modules or
+        ``.py`` files of checkers to load first (paths from ``path``'s folder, else the
+        working directory).
+        """
         if not isinstance(data, Mapping):
             raise RubricError("a rubric is a table with a 'criteria' list", path=path)
         unknown = set(data) - _TOP_LEVEL
         if unknown:
             field = sorted(unknown)[0]
             raise RubricError(_unknown_field(field, _TOP_LEVEL, "rubric"), path=path)
+        where = Path(path) if path is not None else None
+        plugins = load_rubric_plugins(data.get("plugins"), where, registry or default_registry())
         raw = data.get("criteria")
         if not isinstance(raw, list):
             raise RubricError(
@@ -263,6 +273,7 @@ class Rubric(Sequence[Criterion]):
             name=name if isinstance(name, str) else None,
             path=path,
             registry=registry,
+            plugins=plugins,
             _lines=_lines,
         )
 
@@ -305,6 +316,8 @@ class Rubric(Sequence[Criterion]):
             out["pass_score"] = self.pass_score
         if self.name:
             out["name"] = self.name
+        if self.plugins:
+            out["plugins"] = list(self.plugins)
         return out
 
     # -- access ---------------------------------------------------------------------
@@ -401,7 +414,10 @@ def _criterion(item: Any, index: int, path: str | Path | None, line: int | None)
     try:
         return Criterion.model_validate(dict(item))
     except ValidationError as exc:
-        err = exc.errors()[0]
+        errors = exc.errors()
+        # a misspelt field ('descripton') also leaves the real one missing: the typo is
+        # the fault to report, with its did-you-mean
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = err["loc"]
         if loc and loc[0] == "examples" and len(loc) >= 2 and isinstance(loc[1], int):
             msg = f"example {loc[1] + 1}: {_example_problem(err)}"
@@ -457,7 +473,8 @@ def _bind_checker(
     try:
         info = registry.info(c.checker)
     except (UnknownCheckerError, CheckerConflictError) as exc:
-        raise RubricError(str(exc), path=path, key=c.key, line=line) from None
+        # chained, so a caller (the CLI) can add its own way of loading a checker
+        raise RubricError(str(exc), path=path, key=c.key, line=line) from exc
     try:
         options = info.validate_options(c.options, rubric_dir=_folder(path))
     except ValueError as exc:
@@ -481,7 +498,7 @@ def _bind_shadow(
     try:
         info = registry.info(c.shadow)
     except (UnknownCheckerError, CheckerConflictError) as exc:
-        raise RubricError(f"shadow: {exc}", path=path, key=c.key, line=line) from None
+        raise RubricError(f"shadow: {exc}", path=path, key=c.key, line=line) from exc
     try:
         options = info.validate_options(c.shadow_options, rubric_dir=_folder(path))
     except ValueError as exc:
