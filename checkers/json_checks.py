@@ -16,13 +16,15 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from gradeloop import CheckResult, RubricPath
+from gradeloop import CheckResult, RubricPath, UnusableFileError, read_user_file
 
 from ._options import one_of_required
 from .markdown._lines import first_block, quote, split_lines
 
 INSTALL_HINT = "pip install 'gradeloop[jsonschema]'"
 MAX_VIOLATIONS = 10
+#: The largest schema_file read (a device such as /dev/zero is refused outright).
+SCHEMA_LIMIT = 16 * 1024 * 1024
 JSON_LANGS = ("json",)
 
 
@@ -126,7 +128,12 @@ def read_schema_file(path: str) -> tuple[Any, str | None]:
     """``(schema, None)`` from a JSON file, or ``(None, why not)``."""
     where = Path(path).expanduser()
     try:
-        schema = json.loads(where.read_text(encoding="utf-8"))
+        text = read_user_file(where, what="schema", limit=SCHEMA_LIMIT).decode("utf-8")
+        schema = json.loads(text)
+    except UnusableFileError as exc:  # a device such as /dev/zero, or too big
+        return None, str(exc)
+    except RecursionError:
+        return None, f"schema file {str(where)!r} is nested too deeply to read"
     except FileNotFoundError:
         return None, (
             f"schema file {str(where)!r} not found (a relative schema_file is read from "

@@ -23,9 +23,11 @@ from gradeloop.errors import (
     RubricError,
     RubricWarning,
     UnknownCheckerError,
+    UnusableFileError,
 )
 from gradeloop.grading._checks import CheckResult, RubricPath
 from gradeloop.grading._context import CheckContext
+from gradeloop.grading._files import read_user_file
 from gradeloop.grading._grade import CriterionResult, Evaluation, Judge, grade
 from gradeloop.grading._registry import Registry, checker, get_checker, hookimpl
 from gradeloop.grading._rubric import Criterion, Rubric
@@ -137,6 +139,7 @@ __all__ = [
     "ShadowSide",
     "ToolRunner",
     "UnknownCheckerError",
+    "UnusableFileError",
     "Usage",
     "Verdict",
     "__version__",
@@ -157,6 +160,7 @@ __all__ = [
     "optimize",
     "read_drafts",
     "read_labels",
+    "read_user_file",
     "record_call",
     "request_digest",
     "run_loop",

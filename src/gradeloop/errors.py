@@ -12,6 +12,8 @@ The tree::
     │   └── PluginError                 a plugin the user named (--plugin, a rubric's
     │                                   plugins, GRADELOOP_PLUGINS) cannot be loaded
     ├── InputError (ValueError)         a draft, task or label file that cannot be read
+    │   └── UnusableFileError           not a regular file (a device, a socket...), or
+    │                                   larger than the limit its message states
     ├── ConfigError                     no model configured, bad environment setting
     │   └── JudgeRequiredError          judge-filled keys but no judge; names the keys
     ├── NotAnAnswer (RuntimeError)      a model reply that is not a finished answer:
@@ -52,6 +54,7 @@ __all__ = [
     "RubricError",
     "RubricWarning",
     "UnknownCheckerError",
+    "UnusableFileError",
 ]
 
 
@@ -139,6 +142,20 @@ class PluginError(CheckerError):
 
 class InputError(GradeloopError, ValueError):
     """A file or argument the user gave cannot be used."""
+
+
+class UnusableFileError(InputError):
+    """A path gradeloop will not read: not a regular file, or over the size limit.
+
+    ``path`` is the path, ``reason`` what is wrong with it (the limit included,
+    when it is the size), ``what`` the kind of file ("rubric", "schema", "draft").
+    """
+
+    def __init__(self, path: str | Path, reason: str, *, what: str = "file") -> None:
+        self.path = path
+        self.reason = reason
+        self.what = what
+        super().__init__(f"{what} file {str(path)!r} {reason}")
 
 
 class ConfigError(GradeloopError):

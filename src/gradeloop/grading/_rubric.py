@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -20,7 +21,8 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import CheckerConflictError, RubricError, UnknownCheckerError
+from ..errors import CheckerConflictError, RubricError, UnknownCheckerError, UnusableFileError
+from ._files import RUBRIC_LIMIT, read_user_file
 from ._guidance import Example, validate_anchors, validate_guidance, warn_if_long
 from ._plugins import load_rubric_plugins
 from ._registry import Registry, default_registry
@@ -167,6 +169,40 @@ class Criterion(BaseModel):
 
 _TOP_LEVEL = {"criteria", "pass_score", "name", "plugins"}
 
+#: How deeply a rubric's tables and lists may nest (real rubrics use a handful).
+MAX_DEPTH = 64
+_TOO_DEEP = (
+    f"the rubric is nested too deeply to read (tables and lists at most {MAX_DEPTH} "
+    "levels deep); flatten it"
+)
+
+
+def _check_shape(data: Mapping[Any, Any], path: str | Path | None) -> None:
+    """Field names are strings and nesting stays shallow, checked without recursion
+    (so no later step - pydantic, JSON for the history - can overflow the stack)."""
+    criteria = data.get("criteria")
+    tables = (
+        [data, *(c for c in criteria if isinstance(c, Mapping))]
+        if isinstance(criteria, list)
+        else [data]
+    )
+    for table in tables:  # the names of fields (an anchors table may have number keys)
+        for key in table:
+            if not isinstance(key, str):
+                raise RubricError(
+                    f"field names are strings; {key!r} ({type(key).__name__}) is not",
+                    path=path,
+                )
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise RubricError(_TOO_DEEP, path=path)
+        if isinstance(value, Mapping):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((item, depth + 1) for item in value)
+
 
 class Rubric(Sequence[Criterion]):
     """An ordered set of criteria, validated against the checker registry.
@@ -245,6 +281,7 @@ class Rubric(Sequence[Criterion]):
         """
         if not isinstance(data, Mapping):
             raise RubricError("a rubric is a table with a 'criteria' list", path=path)
+        _check_shape(data, path)
         unknown = set(data) - _TOP_LEVEL
         if unknown:
             field = sorted(unknown)[0]
@@ -280,9 +317,15 @@ class Rubric(Sequence[Criterion]):
     @classmethod
     def load(cls, path: str | Path, *, registry: Registry | None = None) -> Rubric:
         """Load a rubric from a TOML file (or JSON, by the ``.json`` suffix)."""
+        if not isinstance(path, str | os.PathLike):
+            raise RubricError(f"a rubric path is a string or a path, not {type(path).__name__}")
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            text = read_user_file(p, limit=RUBRIC_LIMIT, what="rubric").decode("utf-8")
+        except UnusableFileError as exc:
+            if "\0" in str(p):  # never print the NUL itself
+                raise RubricError(f"the rubric path {str(p)!r} {exc.reason}") from None
+            raise RubricError(exc.reason, path=p) from None
         except FileNotFoundError:
             raise RubricError("file not found; check the path", path=p) from None
         except IsADirectoryError:
@@ -296,9 +339,13 @@ class Rubric(Sequence[Criterion]):
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise RubricError(f"invalid JSON: {exc.msg}", path=p, line=exc.lineno) from None
+            except RecursionError:
+                raise RubricError(_TOO_DEEP, path=p) from None
             return cls.from_dict(data, path=p, registry=registry)
         try:
             data = tomllib.loads(text)
+        except RecursionError:
+            raise RubricError(_TOO_DEEP, path=p) from None
         except tomllib.TOMLDecodeError as exc:
             # Python < 3.14 keeps the position only in the message text
             found = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
