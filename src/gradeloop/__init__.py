@@ -41,6 +41,7 @@ from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, ca
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
 from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
 from gradeloop.models._digest import request_digest
+from gradeloop.testing._assert import assert_graded
 from gradeloop.tools import TOOL_DEFINITIONS, ToolRunner
 
 __version__ = "0.1.0"
@@ -145,6 +146,7 @@ __all__ = [
     "__version__",
     "accepted",
     "as_feedback",
+    "assert_graded",
     "calibrate",
     "checker",
     "compare",

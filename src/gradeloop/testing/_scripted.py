@@ -1,4 +1,4 @@
-"""Test helpers: a scripted stand-in for ``anthropic.Anthropic``. No key, no network.
+"""A scripted stand-in for ``anthropic.Anthropic``. No key, no network.
 
 Use it to test code built on :class:`~gradeloop.AnthropicGenerator` and
 :class:`~gradeloop.AnthropicJudge`::
