@@ -54,8 +54,9 @@ from pydantic import AfterValidator
 from gradeloop import CheckResult
 
 from ..markdown import Fence, fences
-from . import _scan
-from ._rules import import_problem
+from . import _compile, _repl
+from ._imports import import_problem
+from ._prefilter import needs_expressions
 from ._scan import Scan
 from ._source import BlockText
 from ._stdlib import RUNNING_MINOR, SUPPORTED, parse_version
@@ -138,7 +139,7 @@ def _check(
     # One look at all the code decides, for most drafts, that no block needs its
     # expressions walked; otherwise each block decides for itself.
     code = "".join(b.source for b in blocks)
-    deep = None if _scan.needs_expressions(code, minor) else False
+    deep = None if needs_expressions(code, minor) else False
     for number, block in enumerate(blocks, start=1):
         issues.extend(check_block(number, block, minor, allowed, deep=deep))
     if len(issues) > MAX_ISSUES:
@@ -164,13 +165,23 @@ def check_block(
     ``deep`` is passed to :meth:`Scan.run`: None lets the block's text decide.
     """
     where = f"Python block {number} (line {block.line})"
-    if not block.source.strip():
+    source = block.source
+    if not source.strip():
         return []
-    tree = _parse(block.source, minor)
+    if _repl.is_transcript(source):
+        try:
+            source = _repl.typed_code(source)
+        except ValueError as exc:
+            return [
+                f"{where}: reads as an interactive session (>>> prompts), but a prompt is "
+                f"malformed ({exc}); put a space after each >>> and ... prompt"
+            ]
+    tree = _parse(source, minor)
     if not isinstance(tree, ast.Module):
         return [f"{where}: {_parse_message(tree, block, minor)}"]
-    scan = Scan(BlockText(block.source), minor)
+    scan = Scan(BlockText(source), minor)
     scan.run(tree, deep=deep)
+    _compile.check(scan, tree)
     found = dict(scan.findings)
     for imp in scan.imports:
         problem = import_problem(imp, minor, allow)
@@ -181,15 +192,23 @@ def check_block(
 
 def _parse(source: str, minor: int) -> ast.Module | BaseException:
     """The block's tree, or the exception that stopped the parse."""
-    feature = (3, min(minor, RUNNING_MINOR))
     try:
         with warnings.catch_warnings():
             # Invalid escapes and the like warn but still run; under -W error the
             # parser would turn them into a SyntaxError.
             warnings.simplefilter("ignore")
-            return ast.parse(source, feature_version=feature)
+            # ast.parse(feature_version=...) without its Python wrapper's cost.
+            tree = compile(
+                source,
+                "<unknown>",
+                "exec",
+                ast.PyCF_ONLY_AST,
+                dont_inherit=True,
+                _feature_version=min(minor, RUNNING_MINOR),
+            )
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
         return exc
+    return tree if isinstance(tree, ast.Module) else TypeError("not a module")
 
 
 def _parse_message(exc: BaseException, block: Fence, minor: int) -> str:

@@ -7,19 +7,13 @@ needs, and what to do instead.
 from __future__ import annotations
 
 import ast
-import functools
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from ._state import Import, ScanState
 from ._stdlib import (
-    DOCUMENTED_PRIVATE,
-    alternative,
-    is_private,
-    module_table,
     name_table,
-    replacement,
 )
 
 FUTURE_FEATURES = frozenset(
@@ -45,7 +39,7 @@ _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
 }
-_TYPING_NAMES = {
+TYPING_NAMES = {
     "list": "List",
     "dict": "Dict",
     "set": "Set",
@@ -55,7 +49,7 @@ _TYPING_NAMES = {
 }
 _BUILTIN_TYPES = frozenset(
     {
-        *_TYPING_NAMES,
+        *TYPING_NAMES,
         "int",
         "str",
         "float",
@@ -67,20 +61,6 @@ _BUILTIN_TYPES = frozenset(
         "memoryview",
         "range",
         "slice",
-    }
-)
-# Classes that became subscriptable at run time in 3.9 (PEP 585), besides builtins.
-_PEP585 = frozenset(
-    {
-        "collections.deque",
-        "collections.defaultdict",
-        "collections.OrderedDict",
-        "collections.Counter",
-        "collections.ChainMap",
-        "re.Pattern",
-        "re.Match",
-        "contextlib.AbstractContextManager",
-        "contextlib.AbstractAsyncContextManager",
     }
 )
 
@@ -218,25 +198,6 @@ def check_future(scan: ScanState, node: ast.ImportFrom, leading: bool) -> None:
             )
 
 
-def check_name(scan: ScanState, lineno: int, module: str, name: str, verb: str = "uses") -> None:
-    """Report a name the target's ``module`` does not have yet, or no longer has."""
-    span = name_table().spans[(module, name)]
-    if span.has(scan.target):
-        return
-    shown = name if module == "builtins" else f"{module}.{name}"
-    if span.since > scan.target:
-        scan.add(
-            lineno, f"{verb} '{shown}', new in Python 3.{span.since} (the target is {scan.version})"
-        )
-        return
-    hint = "; import it from collections.abc" if module == "collections" else ""
-    scan.add(
-        lineno,
-        f"{verb} '{shown}', which Python 3.{span.until} removed "
-        f"(the target is {scan.version}){hint}",
-    )
-
-
 def _is_type(node: ast.expr) -> bool:
     """An operand that makes ``a | b`` a type union for certain: None or a builtin type."""
     if isinstance(node, ast.Constant):
@@ -288,15 +249,7 @@ def subscript(scan: ScanState, node: ast.Subscript, *, runtime: bool) -> None:
         needs(scan, node, 10, "an unparenthesized assignment expression inside []")
     if not runtime or scan.target >= 9:
         return
-    value = node.value
-    if isinstance(value, ast.Name) and value.id in _TYPING_NAMES:
-        scan.add(
-            node.lineno,
-            f"subscripts the built-in '{value.id}' ('{show(node)}'), which "
-            f"fails with TypeError before Python 3.9; use "
-            f"typing.{_TYPING_NAMES[value.id]}[...]",
-        )
-    elif isinstance(value, ast.Name | ast.Attribute):
+    if isinstance(node.value, ast.Name | ast.Attribute):
         scan.uses.append((node.lineno, "generic", node))
 
 
@@ -312,6 +265,8 @@ def call(scan: ScanState, node: ast.Call, *, guarded: bool) -> None:
         return
     if node.keywords and name in name_table().calls:
         scan.uses.append((node.lineno, "call", node))
+    if name == "array" and scan.target < 13:
+        scan.uses.append((node.lineno, "typecode", node))
     if name in ("__import__", "import_module") and node.args:
         first = node.args[0]
         if (
@@ -321,95 +276,3 @@ def call(scan: ScanState, node: ast.Call, *, guarded: bool) -> None:
             and not first.value.startswith(".")
         ):
             scan.imports.append(Import(node.lineno, first.value, 0, False))
-
-
-def resolve_uses(scan: ScanState, uses: Iterable[tuple[int, str, Any]]) -> None:
-    """Check the names a walk saw, now that every import binding is known."""
-    spans = name_table().spans
-    for lineno, kind, node in uses:
-        if kind == "name":
-            if node.id not in scan.defined and node.id not in scan.bindings:
-                check_name(scan, lineno, "builtins", node.id)
-        elif kind == "attr":
-            target = resolve(scan, node)
-            if target and "." in target:
-                module, name = target.rsplit(".", 1)
-                if (module, name) in spans:
-                    check_name(scan, lineno, module, name)
-        elif kind == "call":
-            _keywords(scan, lineno, node)
-        elif kind == "generic":
-            target = resolve(scan, node.value)
-            if target and (target.startswith("collections.abc.") or target in _PEP585):
-                scan.add(
-                    lineno,
-                    f"subscripts '{target}' ('{show(node)}'), which fails with "
-                    "TypeError before Python 3.9; use the typing module's alias",
-                )
-
-
-def _keywords(scan: ScanState, lineno: int, node: ast.Call) -> None:
-    func = node.func
-    if isinstance(func, ast.Name) and func.id not in scan.bindings:
-        target = None if func.id in scan.defined else f"builtins.{func.id}"
-    else:
-        target = resolve(scan, func)
-    if not target or "." not in target:
-        return
-    module, name = target.rsplit(".", 1)
-    for kw in node.keywords:
-        key = (module, f"{name}({kw.arg})")
-        if kw.arg and key in name_table().spans and not name_table().spans[key].has(scan.target):
-            since = name_table().spans[key].since
-            scan.add(
-                lineno,
-                f"passes {kw.arg}= to {name}(), new in Python 3.{since} "
-                f"(the target is {scan.version})",
-            )
-
-
-def import_problem(imp: Import, target: int, allow: tuple[str, ...]) -> str | None:
-    """Why ``imp`` fails on Python ``3.<target>`` with ``allow`` installed, or None."""
-    return _import_problem(imp.module, imp.level, imp.guarded, target, allow)
-
-
-@functools.lru_cache(maxsize=4096)
-def _import_problem(
-    module: str, level: int, guarded: bool, target: int, allow: tuple[str, ...]
-) -> str | None:
-    version = f"Python 3.{target}"
-    if level:
-        return (
-            f"uses a relative import ('from {'.' * level}{module} import ...'), which "
-            "fails outside a package; import by absolute name"
-        )
-    if guarded or not module or any(module == a or module.startswith(a + ".") for a in allow):
-        return None
-    top = module.split(".", 1)[0]
-    if is_private(top):
-        if top in DOCUMENTED_PRIVATE:
-            return None
-        return (
-            f"imports '{module}', a private CPython module rather than a supported part "
-            f"of the standard library; use its public counterpart or add '{top}' to allow"
-        )
-    span = module_table().get(top)
-    if span is None:
-        alt = alternative(top, target)
-        hint = (
-            f"use {alt} instead or add '{top}' to allow"
-            if alt
-            else f"use the standard library instead, or add '{top}' to allow if readers install it"
-        )
-        return f"imports '{module}', which is not in the {version} standard library; {hint}"
-    if span.has(target):
-        return None
-    if span.since > target:
-        return (
-            f"imports '{module}', new in Python 3.{span.since} and not in the {version} "
-            f"standard library; raise the target or use another module"
-        )
-    return (
-        f"imports '{module}', which Python 3.{span.until} removed from the standard "
-        f"library (the target is {version}); {replacement(top)}"
-    )

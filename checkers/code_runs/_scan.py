@@ -30,13 +30,26 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from . import _bindings as bindings
+from . import _compile
+from . import _names as names
 from . import _rules as rules
+from ._flow import Walker
 from ._prefilter import needs_expressions as needs_expressions
-from ._source import BlockText, fstring_problem, parenthesized_with
-from ._state import Import, ScanState
+from ._source import BlockText, fstring_problem
+from ._state import (
+    ANNOTATION,
+    ASYNC,
+    CLASS,
+    COMP,
+    FSTRING,
+    FUNC,
+    GUARDED,
+    LAZY,
+    LOCAL,
+    Import,
+)
 from ._stdlib import RUNNING_MINOR, name_table
-
-FUNC, ASYNC, LOCAL, ANNOTATION, LAZY, GUARDED, FSTRING = 1, 2, 4, 8, 16, 32, 64
 
 # Fields that never hold a node worth visiting (operators and contexts are nodes,
 # but carry nothing). What is left of a node's fields holds nodes, lists or None.
@@ -80,7 +93,7 @@ def _fields(kind: type) -> tuple[str, ...]:
     return fields
 
 
-class Scan(ScanState):
+class Scan(Walker):
     """Walk one block's tree for a target version ``3.<target>``.
 
     After :meth:`run`, ``findings`` holds ``(line, text)`` pairs (``text`` reads
@@ -93,8 +106,6 @@ class Scan(ScanState):
         self._names = name_table()
         self._leading_future: set[int] = set()
         self._fstrings = RUNNING_MINOR >= 12 and target < 12
-        self._frames: list[tuple[int, list[Any]]] = []
-        self._deep = True  # False: only statements are walked, expressions never pushed
 
     # -- driving -----------------------------------------------------------------------
 
@@ -117,7 +128,7 @@ class Scan(ScanState):
             self._walk_all()
         else:
             self._walk_statements()
-        rules.resolve_uses(self, self.uses)
+        names.resolve_uses(self, self.uses)
 
     def _walk_statements(self) -> None:
         """Visit statements only: every import, scope, guard and ``return`` is one."""
@@ -196,20 +207,6 @@ class Scan(ScanState):
             if any(a.name == "annotations" for a in stmt.names):
                 self.lazy = True
 
-    def _push(self, nodes: list[Any], flags: int) -> None:
-        """Walk ``nodes`` (None entries are skipped) under ``flags``.
-
-        The walk pops from the list it is given, so it gets a copy: the tree
-        itself stays whole for the messages that quote it.
-        """
-        if nodes:
-            self._frames.append((flags, nodes.copy()))
-
-    def _push_expressions(self, nodes: list[Any], flags: int) -> None:
-        """Like :meth:`_push`, for expressions: a statements-only walk skips them."""
-        if nodes and self._deep:
-            self._frames.append((flags, nodes.copy()))
-
     # -- scopes ------------------------------------------------------------------------
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, flags: int) -> bool:
@@ -225,11 +222,11 @@ class Scan(ScanState):
             self._push_expressions(args.defaults + args.kw_defaults, outer)
             kind = LAZY if self.lazy else ANNOTATION
             self._push_expressions(rules.annotations_of(node), outer | kind)
-        inner = FUNC | LOCAL | (ASYNC if type(node) is ast.AsyncFunctionDef else 0)
-        self._push(node.body, inner)
+        self._push(node.body, self._function_flags(node, flags) | LOCAL)
         return True
 
     def _lambda(self, node: ast.Lambda, flags: int) -> bool:  # only met in a deep walk
+        bindings.parameters(self, node.args)
         self._push_expressions(node.args.defaults + node.args.kw_defaults, flags)
         self._push_expressions([node.body], FUNC | LOCAL)
         return True
@@ -239,7 +236,8 @@ class Scan(ScanState):
         if node.decorator_list:
             self._decorators(node.decorator_list, flags)
         self._push_expressions(node.bases + node.keywords, flags)
-        self._push(node.body, flags & GUARDED)  # a class body runs now, in its own scope
+        # A class body runs now, in its own scope.
+        self._push(node.body, flags & GUARDED | self._class_flags(node, flags))
         return True
 
     def _decorators(self, decorators: list[ast.expr], flags: int) -> None:
@@ -250,6 +248,7 @@ class Scan(ScanState):
         self._push_expressions(decorators, flags)
 
     def _annassign(self, node: ast.AnnAssign, flags: int) -> bool:
+        bindings.annotated(self, node)
         self._push_expressions([node.target, node.value], flags)
         evaluated = not (flags & LOCAL) and not self.lazy
         self._push_expressions([node.annotation], flags | (ANNOTATION if evaluated else LAZY))
@@ -259,6 +258,8 @@ class Scan(ScanState):
 
     def _try(self, node: ast.Try, flags: int) -> bool:
         guarded = any(rules.catches(h.type, _GUARDS) for h in node.handlers)
+        if _compile.misplaced_bare_except(node.handlers):
+            self.needs_compile = True
         self._push(node.body, flags | GUARDED if guarded else flags)
         self._push(node.handlers + node.orelse + node.finalbody, flags)
         return True
@@ -273,7 +274,9 @@ class Scan(ScanState):
         self._push(node.body if live else node.orelse, flags)
         return True
 
-    def _outside(self, node: ast.AST, flags: int) -> bool:
+    def _outside(self, node: ast.Return | ast.Yield | ast.YieldFrom, flags: int) -> bool:
+        if not isinstance(node, ast.Return):
+            self._yield_or_await(node, flags)
         if not flags & FUNC:
             word = _KEYWORD[type(node)]
             self.add(
@@ -283,7 +286,9 @@ class Scan(ScanState):
         return False
 
     def _await(self, node: ast.Await, flags: int) -> bool:
-        if not flags & ASYNC:
+        if flags & COMP:  # in a generator expression it is legal anywhere: compile() decides
+            self._yield_or_await(node, flags)
+        elif not flags & ASYNC:
             self.add(
                 rules.line(node),
                 "has 'await' outside an async function, so Python "
@@ -304,7 +309,10 @@ class Scan(ScanState):
 
     def _import_from(self, node: ast.ImportFrom, flags: int) -> bool:
         module, guarded = node.module or "", bool(flags & GUARDED)
-        self.imports.append(Import(node.lineno, module, node.level, guarded))
+        taken = tuple(a.name for a in node.names)
+        self.imports.append(Import(node.lineno, module, node.level, guarded, taken))
+        if "*" in taken and flags & (FUNC | CLASS):
+            self.needs_compile = True  # 'import *' only allowed at module level
         if node.level:
             return True
         if module == "__future__":
@@ -314,7 +322,7 @@ class Scan(ScanState):
                 continue
             self.bindings[alias.asname or alias.name] = f"{module}.{alias.name}"
             if not guarded and (module, alias.name) in self._names.spans:
-                rules.check_name(self, node.lineno, module, alias.name, "imports")
+                names.check_name(self, node.lineno, module, alias.name, "imports")
         return True
 
     # -- expressions -------------------------------------------------------------------
@@ -322,32 +330,23 @@ class Scan(ScanState):
     def _binop(self, node: ast.BinOp, flags: int) -> bool:
         if type(node.op) is ast.BitOr and not flags & LAZY:
             rules.union(self, node, annotation=bool(flags & ANNOTATION))
+            if self.target < 9 and not flags & ANNOTATION:
+                self.uses.append((node.lineno, "dict_union", node))
+        return False
+
+    def _augassign(self, node: ast.AugAssign, flags: int) -> bool:
+        if type(node.op) is ast.BitOr:
+            self.uses.append((node.lineno, "dict_merge", node))
         return False
 
     def _subscript(self, node: ast.Subscript, flags: int) -> bool:
         rules.subscript(self, node, runtime=not flags & LAZY)
         return False
 
-    def _set(self, node: ast.Set | ast.SetComp, flags: int) -> bool:
-        elts = node.elts if isinstance(node, ast.Set) else [node.elt]
-        for e in elts:
+    def _set(self, node: ast.Set, flags: int) -> bool:
+        for e in node.elts:
             if isinstance(e, ast.NamedExpr) and self.text.char_before(e) != "(":
                 rules.needs(self, e, 9, "an unparenthesized assignment expression in a set")
-        return False
-
-    def _for(self, node: ast.For | ast.AsyncFor, flags: int) -> bool:
-        it = node.iter
-        if (
-            isinstance(it, ast.Tuple)
-            and any(isinstance(e, ast.Starred) for e in it.elts)
-            and self.text.char_at(it) != "("
-        ):
-            rules.needs(self, it, 9, "unparenthesized starred items after 'for ... in'")
-        return False
-
-    def _with(self, node: ast.With | ast.AsyncWith, flags: int) -> bool:
-        if parenthesized_with(node, self.text):
-            rules.needs(self, node, 9, "parenthesized context managers")
         return False
 
     def _fstring(self, node: ast.JoinedStr, flags: int) -> bool:
@@ -372,8 +371,24 @@ _HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
     ast.Lambda: Scan._lambda,
     ast.ClassDef: Scan._class,
     ast.AnnAssign: Scan._annassign,
+    ast.Assign: Scan._assign,
+    ast.AugAssign: Scan._augassign,
     ast.Try: Scan._try,
+    ast.TryStar: Scan._try,
     ast.If: Scan._if,
+    ast.For: Scan._for,
+    ast.AsyncFor: Scan._for,
+    ast.While: Scan._while,
+    ast.Break: Scan._jump,
+    ast.Continue: Scan._jump,
+    ast.With: Scan._with,
+    ast.AsyncWith: Scan._with,
+    ast.Global: Scan._declare,
+    ast.Nonlocal: Scan._declare,
+    ast.Delete: Scan._delete,
+    ast.ExceptHandler: Scan._handler,
+    ast.Match: Scan._match,
+    ast.Expr: Scan._expr,
     ast.Return: Scan._outside,
     ast.Yield: Scan._outside,
     ast.YieldFrom: Scan._outside,
@@ -383,28 +398,23 @@ _HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
     ast.BinOp: Scan._binop,
     ast.Subscript: Scan._subscript,
     ast.Set: Scan._set,
-    ast.SetComp: Scan._set,
-    ast.For: Scan._for,
-    ast.AsyncFor: Scan._for,
-    ast.With: Scan._with,
-    ast.AsyncWith: Scan._with,
+    ast.ListComp: Scan._comprehension,
+    ast.SetComp: Scan._comprehension,
+    ast.DictComp: Scan._comprehension,
+    ast.GeneratorExp: Scan._comprehension,
+    ast.NamedExpr: Scan._walrus,
     ast.JoinedStr: Scan._fstring,
 }
-_HANDLERS[ast.TryStar] = Scan._try  # 3.11+, the project's floor
 
 # Node types whose rules apply only below some target version (or only where the
 # running tokenizer can see inside f-strings): left out of the walk above it.
 _ONLY_BELOW: dict[type, int] = {
     ast.BinOp: 10,
+    ast.AugAssign: 9,
     ast.Subscript: 11,
     ast.Set: 9,
-    ast.SetComp: 9,
-    ast.For: 9,
-    ast.AsyncFor: 9,
-    ast.With: 9,
-    ast.AsyncWith: 9,
 }
-_CALL_NAMES = frozenset({*name_table().calls, "__import__", "import_module"})
+_CALL_NAMES = frozenset({*name_table().calls, "__import__", "import_module", "array"})
 
 
 @functools.cache

@@ -11,6 +11,10 @@ from typing import Any, NamedTuple
 
 from ._source import BlockText
 
+# Flags of a walk frame: where the nodes in it sit.
+FUNC, ASYNC, LOCAL, ANNOTATION, LAZY, GUARDED, FSTRING = 1, 2, 4, 8, 16, 32, 64
+LOOP, COMP, CLASS = 128, 256, 512  # a loop body; a comprehension's own scope; a class body
+
 
 class Import(NamedTuple):
     """One module a block imports: ``level`` > 0 for relative imports.
@@ -23,6 +27,7 @@ class Import(NamedTuple):
     module: str
     level: int
     guarded: bool
+    names: tuple[str, ...] = ()  # what a 'from' import takes from the module
 
 
 class ScanState:
@@ -38,6 +43,11 @@ class ScanState:
         self.defined: set[str] = set()
         self.uses: list[tuple[int, str, Any]] = []  # names to resolve once bindings are known
         self.unions_seen: set[int] = set()
+        # Plain 'name = value' bindings, and names bound any other way (parameters,
+        # loop and 'with' targets, unpacking...): the evidence for :mod:`._resolve`.
+        self.assigned: dict[str, list[Any]] = {}
+        self.rebound: set[str] = set()
+        self.needs_compile = False  # the tree holds something only compile() judges
 
     def add(self, line: int, text: str) -> None:
         """Record a finding on block line ``line``."""

@@ -1,10 +1,18 @@
 """What the CPython standard library holds in each Python version from 3.8 to 3.14.
 
-Two data files beside this module carry the facts, one entry a line with
-``+3.X`` (first version that has it) and ``-3.Y`` (first version that no longer
-does) marks: ``data/stdlib_modules.txt`` lists top-level modules and
-``data/stdlib_names.txt`` a selection of names that modules gained or lost
-(``typing:Self +3.11``), including keyword arguments (``builtins:zip(strict)``).
+Two data files beside this module carry the facts; ``scripts/stdlib_tables/``
+generates them from typeshed's stubs and from the real interpreters (its README
+says how, and each file's header records the sources and their versions):
+
+* ``data/stdlib_modules.txt``: every public module and submodule, one a line,
+  with ``+3.X`` / ``-3.Y`` marks (the first version that ships it / the first
+  that no longer does, read in order);
+* ``data/stdlib_names.txt``: per module (``[asyncio]``), the names it gained or
+  lost (``TaskGroup +3.11``), class attributes (``Task.get_context +3.12``) and
+  keyword arguments (``create_task(context) +3.11``); ``[builtins]`` names need no
+  import; ``[typing_extensions]`` says where each of its names lives in the
+  standard library and from which version.
+
 Both are read once, on first use.
 """
 
@@ -24,18 +32,33 @@ RUNNING_MINOR = sys.version_info.minor if sys.version_info.major == 3 else MAX_M
 
 # Private modules that the library reference documents as modules in their own right.
 DOCUMENTED_PRIVATE = frozenset({"_thread", "__main__"})
+_EVERY = (1 << (MAX_MINOR - MIN_MINOR + 1)) - 1
 
 
 @dataclass(frozen=True)
 class Span:
-    """The versions (minor numbers) that have an entry: ``since <= minor < until``."""
+    """The versions that have an entry: bit ``minor - 8`` of ``mask`` is set for ``3.<minor>``."""
 
-    since: int = MIN_MINOR
-    until: int = MAX_MINOR + 1
+    mask: int = _EVERY
 
     def has(self, minor: int) -> bool:
         """Whether version ``3.<minor>`` has the entry."""
-        return self.since <= minor < self.until
+        return bool(self.mask >> (minor - MIN_MINOR) & 1) if minor >= MIN_MINOR else False
+
+    @property
+    def since(self) -> int:
+        """The first version that has it (``MAX_MINOR + 1`` for none)."""
+        for minor in range(MIN_MINOR, MAX_MINOR + 1):
+            if self.has(minor):
+                return minor
+        return MAX_MINOR + 1
+
+    def gone_by(self, target: int) -> int:
+        """The version, at or before ``target``, from which the entry is missing again."""
+        minor = target
+        while minor > MIN_MINOR and not self.has(minor - 1):
+            minor -= 1
+        return minor
 
 
 def is_private(module: str) -> bool:
@@ -48,74 +71,121 @@ def parse_version(version: str) -> int | None:
     return int(version[2:]) if version in SUPPORTED else None
 
 
-def _parse_table(text: str) -> dict[str, Span]:
-    table: dict[str, Span] = {}
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].split()
-        if not line:
-            continue
-        since, until = MIN_MINOR, MAX_MINOR + 1
-        for mark in line[1:]:
-            minor = int(mark.rsplit(".", 1)[1])
-            if mark.startswith("+"):
-                since = minor
-            else:
-                until = minor
-        table[line[0]] = Span(since, until)
-    return table
+def parse_marks(marks: list[str]) -> Span:
+    """The span of ``+3.X`` / ``-3.Y`` marks, read in order (none: every version)."""
+    present = not marks or marks[0].startswith("-")
+    changes = {int(m.rsplit(".", 1)[1]): m.startswith("+") for m in marks}
+    mask = 0
+    for minor in range(MIN_MINOR, MAX_MINOR + 1):
+        present = changes.get(minor, present)
+        if present:
+            mask |= 1 << (minor - MIN_MINOR)
+    return Span(mask)
 
 
 def _read(name: str) -> str:
-    return (resources.files(__package__ or "gradeloop_checkers") / "data" / name).read_text(
-        encoding="utf-8"
-    )
+    return (
+        resources.files(__package__ or "gradeloop_checkers.code_runs") / "data" / name
+    ).read_text(encoding="utf-8")
 
 
 @functools.cache
 def module_table() -> dict[str, Span]:
-    """Every public top-level standard-library module of 3.8-3.14 and its span."""
-    return _parse_table(_read("stdlib_modules.txt"))
+    """Every public standard-library module and submodule of 3.8-3.14 and its span."""
+    table: dict[str, Span] = {}
+    for raw in _read("stdlib_modules.txt").splitlines():
+        if raw and not raw.startswith("#"):
+            name, *marks = raw.split()
+            table[name] = parse_marks(marks)
+    return table
 
 
 @functools.cache
 def modules_of(minor: int) -> frozenset[str]:
     """The public top-level standard-library modules of Python ``3.<minor>``."""
-    return frozenset(name for name, span in module_table().items() if span.has(minor))
+    return frozenset(
+        name for name, span in module_table().items() if "." not in name and span.has(minor)
+    )
 
 
 @dataclass(frozen=True)
 class NameTable:
     """Names modules gained or lost, keyed ``(module, name)``.
 
-    A keyword argument is keyed ``(module, "func(keyword)")``. ``attrs`` and
-    ``calls`` are the bare names worth a closer look during a walk, so that most
-    attribute accesses and calls cost one set lookup.
+    A class attribute is keyed ``(module, "Class.attr")``, a keyword argument
+    ``(module, "func(keyword)")``. ``attrs`` and ``calls`` are the bare names
+    worth a closer look during a walk (so that most attribute accesses and calls
+    cost one set lookup), ``homes`` and ``callers`` the words a block must contain
+    for such a use to resolve (the module's top-level name, or the class's name for
+    a class member; ``"builtins"`` when a value of a builtin type is enough:
+    those names are in ``anywhere``),
+    ``keywords`` the tracked
+    keyword arguments of each callable name, ``typing`` the standard-library
+    home of each ``typing_extensions`` name with the versions that have it.
     """
 
     spans: dict[tuple[str, str], Span]
     attrs: frozenset[str]
     builtins: frozenset[str]
     calls: frozenset[str]
-    homes: dict[str, tuple[str, ...]]  # attribute -> top-level modules that have it
+    homes: dict[str, tuple[str, ...]]
+    callers: dict[str, tuple[str, ...]]
+    keywords: dict[str, tuple[str, ...]]
+    anywhere: frozenset[str]
+    typing: dict[str, tuple[str, Span]]
 
 
 @functools.cache
 def name_table() -> NameTable:
     """The table of ``data/stdlib_names.txt``."""
     spans: dict[tuple[str, str], Span] = {}
-    for key, span in _parse_table(_read("stdlib_names.txt")).items():
-        module, _, name = key.partition(":")
-        spans[(module, name)] = span
-    plain = [(m, n) for (m, n) in spans if "(" not in n]
+    typing: dict[str, tuple[str, Span]] = {}
+    module = ""
+    for raw in _read("stdlib_names.txt").splitlines():
+        if not raw or raw.startswith("#"):
+            continue
+        if raw.startswith("["):
+            module = raw[1:-1]
+            continue
+        name, *marks = raw.split()
+        if module == "typing_extensions":
+            typing[name] = (marks[0], parse_marks(marks[1:]))
+        else:
+            spans[(module, name)] = parse_marks(marks)
     homes: dict[str, set[str]] = {}
-    for m, n in plain:
-        homes.setdefault(n, set()).add(m.split(".", 1)[0])
+    callers: dict[str, set[str]] = {}
+    keywords: dict[str, set[str]] = {}
+    for m, n in spans:
+        head = n.split("(", 1)[0]
+        owner, _, last = head.rpartition(".")
+        # The word a block must contain for a use of this entry to resolve: a
+        # class's name for its members and keywords (a builtin's value needs none),
+        # else the module's top-level name.
+        if m == "builtins" and (owner or "(" in n):
+            top = "builtins"
+        elif owner:
+            top = owner.rsplit(".", 1)[-1]
+        elif "(" in n and head[:1].isupper():
+            top = head  # a class called with a keyword: its name is in the block
+        else:
+            top = m.split(".", 1)[0]
+        if "(" in n:
+            callers.setdefault(last, set()).add(top)
+            keywords.setdefault(last, set()).add(n[len(head) + 1 : -1])
+        elif m != "builtins" or owner:
+            homes.setdefault(last, set()).add(top)
     return NameTable(
-        homes={n: tuple(sorted(tops)) for n, tops in homes.items()},
         spans=spans,
-        attrs=frozenset(n for m, n in plain if m != "builtins"),
-        builtins=frozenset(n for m, n in plain if m == "builtins"),
-        calls=frozenset(n.split("(", 1)[0] for (_, n) in spans if "(" in n),
+        attrs=frozenset(homes),
+        builtins=frozenset(n for m, n in spans if m == "builtins" and n.isidentifier()),
+        calls=frozenset(callers),
+        homes={n: tuple(sorted(tops)) for n, tops in homes.items()},
+        callers={n: tuple(sorted(tops)) for n, tops in callers.items()},
+        keywords={n: tuple(sorted(kws)) for n, kws in keywords.items()},
+        anywhere=frozenset(
+            n for table in (homes, callers) for n, tops in table.items() if "builtins" in tops
+        ),
+        typing=typing,
     )
 
 
