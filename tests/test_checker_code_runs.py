@@ -1059,6 +1059,58 @@ def test_registered_through_the_plugin() -> None:
     assert get_checker("code_runs") is code_runs is CHECKERS["code_runs"]
 
 
+# -- interactive sessions, typing_extensions, compiler messages ------------------------
+
+
+def test_a_session_transcript_checks_the_typed_lines_on_their_draft_lines() -> None:
+    session = ">>> import json\n>>> x = {'a': 1} | {'b': 2}\n>>> x\n{'a': 1, 'b': 2} 😃"
+    issue = failing(session, "3.8", "applies '|' to mappings")
+    assert "line 5 " in issue  # the draft line where '>>> x = ...' was typed
+    passing(session, "3.9")
+
+
+def test_a_session_continuation_lines_are_code_and_output_is_ignored() -> None:
+    session = ">>> for i in range(2):\n...     print(i)\n...\n0\n1\nTraceback ✗ not code"
+    passing(session, "3.9")
+    failing(">>> import requests\n>>> requests.get('u')\n<Response [200]>", "3.9", "'requests'")
+
+
+def test_a_malformed_session_prompt_says_how_to_fix_it() -> None:
+    issue = failing(">>>x = 1\n>>> y = 2", "3.9", "interactive session")
+    assert "put a space after each >>>" in issue
+
+
+def test_typing_extensions_names_its_standard_library_home() -> None:
+    issue = failing("from typing_extensions import Self, Annotated", "3.11", "typing_extensions")
+    assert "'from typing import Self'" in issue and "'from typing import Annotated'" in issue
+    later = failing("from typing_extensions import Self", "3.10", "typing_extensions")
+    assert "typing.Self (Python 3.11)" in later and "allow" in later
+    passing("from typing_extensions import Self", "3.10", allow=["typing_extensions"])
+    none = failing("from typing_extensions import Doc", "3.13", "no standard-library counterpart")
+    assert "add 'typing_extensions' to allow" in none
+
+
+def test_a_compiler_message_names_the_draft_line() -> None:
+    issue = failing("x = 1\nfor i in range(3):\n    pass\nbreak", "3.9", "'break' outside loop")
+    assert issue.startswith("Python block 1 (line 3): line 7 does not compile")
+
+
+def test_the_compiler_runs_only_for_blocks_that_need_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    real = compile
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        if not (len(args) > 3 and args[3] & ast.PyCF_ONLY_AST):
+            calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("builtins.compile", counting)
+    passing("import json\nfor x in []:\n    print(json.dumps(x))", "3.9")
+    assert calls == []
+    failing("continue", "3.9", "not properly in loop")
+    assert len(calls) == 1
+
+
 # -- standard-library tables ----------------------------------------------------------------
 
 
@@ -1095,6 +1147,15 @@ NASTY = [
     ("```python\nimport requests\n```\n" * 200),
     draft("f'{" * 200 + "}'" * 200),
     draft("x = 1 if 2 else 3\n" * 5000),
+    draft(">>> x = 1\n" * 20_000),
+    draft(">>> " + "a" * 200_000),
+    draft(">>> x\n" + "output line\n" * 50_000),
+    draft(
+        "".join(f"v{i} = v{i + 1}\nv{i} = v{i + 2}\nv{i} = {{}}\n" for i in range(2000)) + "v0 | v1"
+    ),
+    draft("x = {}\nx" + ".keys()" * 20_000),
+    draft("import os\n" + "f(" * 5000 + ")" * 5000),
+    draft("from os import (" + "a, " * 50_000),
 ]
 
 
@@ -1141,6 +1202,15 @@ CODEY = st.sampled_from(
         "yield 1",
         "(((",
         "zip(a, b, strict=True)",
+        ">>> import os",
+        "... x = 1",
+        ">>>x",
+        "break",
+        "nonlocal q",
+        "[x async for x in y]",
+        "a = {} | {}",
+        "from typing_extensions import Self",
+        "'s'.removeprefix('x')",
         "itertools.pairwise(x)",
         "\x00",
         "\t",

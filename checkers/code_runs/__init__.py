@@ -139,7 +139,9 @@ def _check(
     # One look at all the code decides, for most drafts, that no block needs its
     # expressions walked; otherwise each block decides for itself.
     code = "".join(b.source for b in blocks)
-    deep = None if needs_expressions(code, minor) else False
+    deep: bool | None = needs_expressions(code, minor)
+    if deep and len(blocks) > 1:
+        deep = None
     for number, block in enumerate(blocks, start=1):
         issues.extend(check_block(number, block, minor, allowed, deep=deep))
     if len(issues) > MAX_ISSUES:

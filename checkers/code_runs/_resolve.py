@@ -99,16 +99,23 @@ def _item_type(scan: ScanState, expr: ast.Subscript, depth: int) -> str | None:
 
 
 def _name_type(scan: ScanState, name: str, depth: int) -> str | None:
-    """The one evident type every binding of ``name`` in the block gives it."""
+    """The one evident type every binding of ``name`` in the block gives it.
+
+    Answers are kept per block (``scan.types``): names bound to names bound to
+    names cost one look each, and a cycle (``a = b`` and ``b = a``) answers None.
+    """
+    if name in scan.types:
+        return scan.types[name]
+    scan.types[name] = None  # while it is being worked out: a cycle reads None
     if name in scan.rebound or name in scan.bindings:
         return None
     values = scan.assigned.get(name)
     if not values:
         return None
     found = {type_of(scan, v, depth + 1) for v in values}
-    if len(found) != 1:
-        return None
-    return found.pop()
+    answer = found.pop() if len(found) == 1 else None
+    scan.types[name] = answer
+    return answer
 
 
 def split(qualified: str) -> tuple[str, str] | None:

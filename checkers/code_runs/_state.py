@@ -47,6 +47,7 @@ class ScanState:
         # loop and 'with' targets, unpacking...): the evidence for :mod:`._resolve`.
         self.assigned: dict[str, list[Any]] = {}
         self.rebound: set[str] = set()
+        self.types: dict[str, str | None] = {}  # the evident type of each name, once known
         self.needs_compile = False  # the tree holds something only compile() judges
 
     def add(self, line: int, text: str) -> None:
