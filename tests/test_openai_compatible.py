@@ -369,3 +369,23 @@ def test_without_the_extra_the_error_says_how_to_install_it() -> None:
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "pip install 'gradeloop[openai]'" in ran.stdout
+
+
+def test_cli_optimize_drafts_and_judges_on_the_openai_compatible_server(
+    oai_emulator: OAIEmulator, tmp_path: Path
+) -> None:
+    from tests.cli_helpers import cli
+
+    (tmp_path / "r.toml").write_text(RUBRIC)
+    met = {"reasoning": "r", "criteria_met": {"api_cited": True}, "passed": True, "issues": []}
+    oai_emulator.enqueue(chat("See 4.2 for the rule."), verdict_chat(met))
+    ran = cli(
+        "optimize", "--rubric", str(tmp_path / "r.toml"), "--task", "Write one line.",
+        "--provider", "openai-compatible", "--base-url", oai_emulator.base_url,
+        "--model", "gen-model", "--judge-model", "judge-model", "--no-history",
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    assert "See 4.2 for the rule." in ran.out
+    generate, evaluate = oai_emulator.bodies
+    assert generate["model"] == "gen-model" and "response_format" not in generate
+    assert evaluate["model"] == "judge-model" and evaluate["response_format"]["json_schema"]
