@@ -20,6 +20,7 @@ LAYERS = (
     ("gradeloop.errors", "gradeloop.hookspecs", "gradeloop.telemetry"),
     ("gradeloop.grading",),
     ("gradeloop.models",),
+    ("gradeloop.bulk",),
     ("gradeloop.loop",),
     ("gradeloop.history",),
     (
@@ -175,5 +176,5 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_the_layer_check_sees_an_upward_import() -> None:
     assert _layer("gradeloop.grading._grade", LAYERS) == 1
-    assert _layer("gradeloop.cli._grade", LAYERS) == 6
+    assert _layer("gradeloop.cli._grade", LAYERS) == 7
     assert _layer("gradeloop.loop._run", LAYERS) < _layer("gradeloop.history._store", LAYERS)  # type: ignore[operator]

@@ -8,6 +8,8 @@ plugin) or by an LLM judge; both land in one ``criteria_met`` dict that
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from gradeloop.bulk._many import agrade_many, grade_many
+from gradeloop.bulk._progress import ManyProgress
 from gradeloop.errors import (
     CheckerConflictError,
     CheckerError,
@@ -25,6 +27,7 @@ from gradeloop.errors import (
     UnknownCheckerError,
     UnusableFileError,
 )
+from gradeloop.grading._agrade import agrade
 from gradeloop.grading._checks import CheckResult, RubricPath
 from gradeloop.grading._context import CheckContext
 from gradeloop.grading._files import read_user_file
@@ -126,6 +129,7 @@ __all__ = [
     "LoopNotFoundError",
     "LoopResult",
     "LoopSummary",
+    "ManyProgress",
     "Meter",
     "NotAnAnswer",
     "OpenAICompatibleGenerator",
@@ -145,6 +149,8 @@ __all__ = [
     "Verdict",
     "__version__",
     "accepted",
+    "agrade",
+    "agrade_many",
     "as_feedback",
     "assert_graded",
     "calibrate",
@@ -155,6 +161,7 @@ __all__ = [
     "get_checker",
     "get_optimization_history",
     "grade",
+    "grade_many",
     "hookimpl",
     "make_client",
     "metered",

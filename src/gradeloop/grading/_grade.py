@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
+from ._calls import judge_calls
 from ._checks import run_checker
 from ._context import CheckContext, make_context
 from ._registry import Registry, default_registry
@@ -86,6 +89,11 @@ class Evaluation:
     :func:`gradeloop.accepted` over it; ``overall_score`` is the weighted mean of
     the per-criterion scores, on 0-10. ``shadows`` holds what each shadowed key's
     shadow source said (recorded only: it never changes the verdict).
+
+    ``judge_calls`` holds the record of every judge request behind the verdict
+    (:class:`~gradeloop.CallRecord`, cached ones included); ``judge_error`` is set on
+    the failed evaluation :func:`gradeloop.grade_many` gives for a draft whose judge
+    failed (its judge keys are then not met).
     """
 
     verdict: Verdict
@@ -96,6 +104,20 @@ class Evaluation:
     improvement_from_previous: float | None = None
     judge_called: bool = False
     shadows: tuple[ShadowResult, ...] = ()
+    judge_calls: tuple[Any, ...] = ()
+    judge_error: str | None = None
+
+    @property
+    def judge_cached(self) -> bool:
+        """True when the verdict came from the verdict cache: no request was sent."""
+        return bool(self.judge_calls) and all(getattr(c, "cached", False) for c in self.judge_calls)
+
+    @property
+    def judge_usage(self) -> Any:
+        """The judge's token usage (and ``cost_usd``) behind this evaluation; None if
+        no judge call was seen (no judge, or a judge that reports no calls)."""
+        usages = [c.usage for c in self.judge_calls if getattr(c, "usage", None) is not None]
+        return functools.reduce(operator.add, usages) if usages else None
 
     @property
     def disagreements(self) -> tuple[ShadowResult, ...]:
@@ -143,6 +165,15 @@ class Evaluation:
             out["improvement_from_previous"] = _round(self.improvement_from_previous)
         if self.shadows:
             out["shadows"] = [s.to_json() for s in self.shadows]
+        if self.judge_error is not None:
+            out["judge_error"] = self.judge_error
+        if self.judge_calls:
+            usage = self.judge_usage
+            out["judge"] = {
+                "calls": sum(1 for c in self.judge_calls if not getattr(c, "cached", False)),
+                "cached": sum(1 for c in self.judge_calls if getattr(c, "cached", False)),
+                "cost_usd": None if usage is None else usage.to_dict()["cost_usd"],
+            }
         return out
 
 
@@ -180,6 +211,50 @@ def grade(
     no judge was given, and :class:`~gradeloop.errors.JudgeError` when the judge
     fails; a judge failure is never turned into a pass.
     """
+    plan = plan_grade(
+        draft,
+        rubric,
+        task=task,
+        judge=judge,
+        skip_judge=skip_judge,
+        registry=registry,
+        reference=reference,
+        metadata=metadata,
+    )
+    with judge_calls() as calls:
+        answer = _ask_judge(judge, task, draft, plan.asked, plan.rubric) if plan.asked else None
+    return finish_grade(plan, answer, tuple(calls))
+
+
+@dataclass
+class GradePlan:
+    """A grade half done: the code keys' results, and what the judge is to be asked.
+
+    :func:`grade` and :func:`gradeloop.agrade` share it, so both grade the same way
+    and differ only in how they wait for the judge.
+    """
+
+    rubric: Rubric
+    registry: Registry
+    draft: str
+    task: str
+    context: CheckContext
+    results: dict[str, CriterionResult]
+    asked: tuple[Criterion, ...]
+
+
+def plan_grade(
+    draft: str,
+    rubric: Rubric | Mapping[str, Any],
+    *,
+    task: str,
+    judge: object,
+    skip_judge: bool,
+    registry: Registry | None,
+    reference: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> GradePlan:
+    """Check the arguments and run the code-filled keys' checkers."""
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
     reg = registry or default_registry()
@@ -192,12 +267,18 @@ def grade(
     for c in rubric.code_criteria:
         assert c.checker is not None
         results[c.key] = _from_check(c, reg, draft, context)
-
     asked = judge_request(rubric) if judge is not None and not skip_judge else ()
-    answer = _JudgeAnswer()
-    if asked:
-        assert judge is not None
-        answer = _ask_judge(judge, task, draft, asked, rubric)
+    return GradePlan(rubric, reg, draft, task, context, results, tuple(asked))
+
+
+def finish_grade(
+    plan: GradePlan, answer: _JudgeAnswer | None, calls: tuple[Any, ...] = ()
+) -> Evaluation:
+    """Merge the judge's answer (None when it was not asked) into the Evaluation."""
+    rubric, results = plan.rubric, dict(plan.results)
+    judge_criteria = rubric.judge_criteria
+    answer = answer or _JudgeAnswer()
+    if plan.asked:
         if answer.own is not None:
             for c in judge_criteria:
                 results[c.key] = _from_judge(c, answer.own)
@@ -214,10 +295,16 @@ def grade(
                 checked=False,
             )
     evaluation = merge(rubric, results, answer.own if judge_criteria else None)
+    ran = bool(plan.asked)
     shadows = _shadow_results(
-        rubric, reg, draft, results, answer, ran_judge=bool(asked), context=context
+        rubric, plan.registry, plan.draft, results, answer, ran_judge=ran, context=plan.context
     )
-    return replace(evaluation, shadows=shadows, judge_called=evaluation.judge_called or bool(asked))
+    return replace(
+        evaluation,
+        shadows=shadows,
+        judge_called=evaluation.judge_called or ran,
+        judge_calls=calls,
+    )
 
 
 @dataclass(frozen=True)
@@ -231,9 +318,10 @@ class _JudgeAnswer:
 
 
 def _ask_judge(
-    judge: Judge, task: str, draft: str, asked: Sequence[Criterion], rubric: Rubric
+    judge: Judge | None, task: str, draft: str, asked: Sequence[Criterion], rubric: Rubric
 ) -> _JudgeAnswer:
     """One judge call for its own keys and its shadow keys together."""
+    assert judge is not None
     try:
         # a shadow key left out loses only the shadow, never the keys that decide
         full = call_judge(judge, task, draft, asked, optional=rubric.judge_shadow_keys)
@@ -486,10 +574,13 @@ def _dedupe(items: Sequence[str]) -> list[str]:
 __all__ = [
     "CriterionResult",
     "Evaluation",
+    "GradePlan",
     "Judge",
     "call_judge",
+    "finish_grade",
     "grade",
     "judge_answer",
     "merge",
     "overall",
+    "plan_grade",
 ]

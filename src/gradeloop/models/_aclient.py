@@ -14,18 +14,22 @@ from typing import Any
 
 import anthropic
 
+from ._pacing import apace
+
 __all__ = ["AsyncTwin", "async_twin"]
 
 
 def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnthropic:
     """An ``AsyncAnthropic`` with ``client``'s credentials, URL, retries, timeout and
-    default headers and query (a custom ``http_client`` or middleware is not copied)."""
+    default headers and query, and gradeloop's pacing middleware (a custom
+    ``http_client`` or the sync client's own middleware is not copied)."""
     kwargs: dict[str, Any] = {
         "base_url": client.base_url,
         "max_retries": client.max_retries,
         "timeout": client.timeout,
         "default_headers": dict(getattr(client, "_custom_headers", None) or {}) or None,
         "default_query": dict(getattr(client, "_custom_query", None) or {}) or None,
+        "middleware": [apace],
         **extra,
     }
     if client.api_key:

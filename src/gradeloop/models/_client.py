@@ -13,6 +13,7 @@ import os
 import anthropic
 
 from ..errors import ConfigError
+from ._pacing import pace
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -60,7 +61,9 @@ def make_client(
 
     A base URL (argument or ``ANTHROPIC_BASE_URL``) with no key gets a placeholder
     key, because local servers need none. With neither a key nor a base URL this
-    raises :class:`~gradeloop.errors.ConfigError` saying how to fix it.
+    raises :class:`~gradeloop.errors.ConfigError` saying how to fix it. The client
+    carries gradeloop's pacing middleware (a pass-through outside
+    :func:`gradeloop.grade_many`).
     """
     base = base_url or _env("ANTHROPIC_BASE_URL")
     key = api_key or _env("ANTHROPIC_API_KEY")
@@ -70,9 +73,15 @@ def make_client(
             raise ConfigError(_NO_CREDENTIALS)
         key = LOCAL_SERVER_KEY
     retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    # The pacing middleware lets grade_many slow a whole batch down on 429/529.
+    middleware = [pace]
     if token is not None:
-        return anthropic.Anthropic(auth_token=token, base_url=base, max_retries=retries)
-    return anthropic.Anthropic(api_key=key, base_url=base, max_retries=retries)
+        return anthropic.Anthropic(
+            auth_token=token, base_url=base, max_retries=retries, middleware=middleware
+        )
+    return anthropic.Anthropic(
+        api_key=key, base_url=base, max_retries=retries, middleware=middleware
+    )
 
 
 def generator_model(model: str | None = None) -> str:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .. import telemetry
+from ..grading._calls import install_meter
 from ._prices import cost_usd
 
 __all__ = ["CallKind", "CallRecord", "Meter", "Metered", "Usage", "metered", "record_call"]
@@ -219,3 +220,8 @@ class Metered:
         record_call(record)
         telemetry.model_call(self, record, started, reply)
         return record
+
+
+# Lets grade() (in the grading core, below this tier) attach the judge's calls to
+# the Evaluation it returns.
+install_meter(metered)

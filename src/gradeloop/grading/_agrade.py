@@ -1,0 +1,123 @@
+"""agrade(): grade() for asyncio code, with the checkers off the event loop.
+
+It grades exactly as :func:`~gradeloop.grade` does (the same plan, the same merge, the
+same checks on whatever the judge returns); only the waiting differs: the code
+checkers and any code shadows run in a worker thread, and the judge is awaited
+(``aevaluate`` when it has one, else its ``evaluate`` in a worker thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._calls import judge_calls
+from ._grade import (
+    Evaluation,
+    GradePlan,
+    Judge,
+    _ask_judge,
+    _JudgeAnswer,
+    call_judge,
+    finish_grade,
+    plan_grade,
+)
+from ._registry import Registry
+from ._rubric import Criterion, Rubric
+from ._verdict import Verdict
+
+__all__ = ["agrade", "ask_judge_async", "evaluate_async", "finish_async"]
+
+
+async def agrade(
+    draft: str,
+    rubric: Rubric | Mapping[str, Any],
+    *,
+    task: str = "",
+    judge: Judge | None = None,
+    skip_judge: bool = False,
+    registry: Registry | None = None,
+    reference: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Async :func:`~gradeloop.grade`: same arguments, same result, same errors.
+
+    A judge with an ``async def aevaluate(task, draft, criteria)`` is awaited; a judge
+    with only ``evaluate`` runs in a worker thread, as do the code checkers, so the
+    event loop stays free for other drafts.
+    """
+    plan = await asyncio.to_thread(
+        plan_grade,
+        draft,
+        rubric,
+        task=task,
+        judge=judge,
+        skip_judge=skip_judge,
+        registry=registry,
+        reference=reference,
+        metadata=metadata,
+    )
+    with judge_calls() as calls:
+        answer = await ask_judge_async(plan, judge)
+    return await finish_async(plan, answer, tuple(calls))
+
+
+async def ask_judge_async(plan: GradePlan, judge: Any) -> _JudgeAnswer | None:
+    """The judge's answer for ``plan`` (None when it is not asked), awaited.
+
+    Raises :class:`~gradeloop.errors.JudgeError` as :func:`~gradeloop.grade` does.
+    """
+    if not plan.asked:
+        return None
+    outcome = await _outcome(judge, plan.task, plan.draft, plan.asked)
+    return _ask_judge(_Replay(outcome), plan.task, plan.draft, plan.asked, plan.rubric)
+
+
+async def finish_async(
+    plan: GradePlan, answer: _JudgeAnswer | None, calls: tuple[Any, ...] = ()
+) -> Evaluation:
+    """:func:`finish_grade`, in a worker thread when it runs code shadows."""
+    if _runs_code_after_the_judge(plan):
+        return await asyncio.to_thread(finish_grade, plan, answer, calls)
+    return finish_grade(plan, answer, calls)
+
+
+async def evaluate_async(
+    judge: Any, task: str, draft: str, criteria: Sequence[Criterion]
+) -> Verdict:
+    """The judge's verdict, awaited: ``aevaluate`` if the judge has it, else
+    ``evaluate`` in a worker thread. The raw answer is checked as grade() checks it."""
+    return call_judge(_Replay(await _outcome(judge, task, draft, criteria)), task, draft, criteria)
+
+
+async def _outcome(
+    judge: Any, task: str, draft: str, criteria: Sequence[Criterion]
+) -> Any | Exception:
+    """What the judge returned, or the exception it raised (replayed by _Replay, so the
+    sync path's typing of failures applies unchanged)."""
+    method = getattr(judge, "aevaluate", None)
+    try:
+        if method is not None and inspect.iscoroutinefunction(method):
+            return await method(task, draft, criteria)
+        return await asyncio.to_thread(judge.evaluate, task, draft, criteria)
+    except Exception as exc:
+        return exc
+
+
+class _Replay:
+    """A judge that gives back an answer already obtained (or raises its exception)."""
+
+    def __init__(self, outcome: Any | Exception) -> None:
+        self._outcome = outcome
+
+    def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Any:
+        if isinstance(self._outcome, Exception):
+            raise self._outcome
+        return self._outcome
+
+
+def _runs_code_after_the_judge(plan: GradePlan) -> bool:
+    """Whether finishing runs checkers (code shadows), which belong off the loop."""
+    return any(c.shadow_source == "code" for c in plan.rubric.shadowed)

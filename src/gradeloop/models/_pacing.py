@@ -1,0 +1,146 @@
+"""Pacing many requests as one: back off together when the API says slow down.
+
+A :class:`Pacer` holds a batch's concurrency limit and a pause. Every HTTP attempt
+made by a gradeloop-built client passes through :func:`pace` (or :func:`apace`, for
+async clients): SDK middleware, so it sees the SDK's own retries too; while a pacer is active in the
+caller's context (:func:`pacing`), a 429 or 529 answer pauses every request of the
+batch for the server's ``retry-after`` (or a second when it gives none) and halves
+the limit; successes raise it again by one per ``limit`` of them (AIMD). The SDK's
+own retries stay on: the pacer only decides when attempts may start. Nothing here
+imports the SDK (the middleware are plain functions), so code-only grading stays
+free of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+__all__ = ["Pacer", "active_pacer", "apace", "pace", "pacing", "retry_after"]
+
+THROTTLED = frozenset({429, 529})
+DEFAULT_PAUSE = 1.0  # seconds, when a 429/529 carries no retry-after
+MAX_PAUSE = 300.0  # a hostile or broken header cannot freeze a batch for longer
+
+
+def retry_after(headers: Mapping[str, str] | Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP
+    date), or None when neither is there or readable."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    raw_ms = get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class Pacer:
+    """A batch's shared pace: the concurrency limit and the pause, thread-safe."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"the concurrency limit must be at least 1, not {limit}")
+        self.ceiling = limit
+        self.limit = limit
+        self.throttled = 0  # 429/529 answers seen
+        self.paused_s = 0.0  # total pause ordered
+        self._resume_at = 0.0
+        self._successes = 0
+        self._lock = threading.Lock()
+
+    def observe(self, status: int, headers: Mapping[str, str] | Any = None) -> None:
+        """Take an HTTP answer into account (429/529 slow the batch; 2xx speed it up)."""
+        now = time.monotonic()
+        with self._lock:
+            if status in THROTTLED:
+                self.throttled += 1
+                wait = retry_after(headers) if headers is not None else None
+                pause = min(MAX_PAUSE, DEFAULT_PAUSE if wait is None else wait)
+                if now >= self._resume_at:  # one halving per pause, not per answer
+                    self.limit = max(1, self.limit // 2)
+                    self._successes = 0
+                if now + pause > self._resume_at:
+                    self.paused_s += now + pause - max(now, self._resume_at)
+                    self._resume_at = now + pause
+            elif 200 <= status < 300 and self.limit < self.ceiling:
+                self._successes += 1
+                if self._successes >= self.limit:
+                    self.limit += 1
+                    self._successes = 0
+
+    def pause_left(self) -> float:
+        """Seconds until new attempts may start (0 when not paused)."""
+        return max(0.0, self._resume_at - time.monotonic())
+
+    async def wait(self) -> None:
+        """Sleep (in the event loop) until the pause is over."""
+        while (left := self.pause_left()) > 0:
+            await asyncio.sleep(left)
+
+    def wait_blocking(self) -> None:
+        """Sleep (in this thread) until the pause is over."""
+        while (left := self.pause_left()) > 0:
+            time.sleep(left)
+
+
+_ACTIVE: ContextVar[Pacer | None] = ContextVar("gradeloop_pacer", default=None)
+
+
+@contextmanager
+def pacing(pacer: Pacer) -> Iterator[Pacer]:
+    """Make ``pacer`` the one the requests of this context (and the tasks and worker
+    threads it starts) report to and wait on."""
+    token = _ACTIVE.set(pacer)
+    try:
+        yield pacer
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_pacer() -> Pacer | None:
+    """The pacer of the current context, if any."""
+    return _ACTIVE.get()
+
+
+def pace(request: Any, call_next: Callable[[Any], Any]) -> Any:
+    """Sync SDK middleware: wait out the active pacer's pause before each HTTP
+    attempt and report the answer's status to it. No active pacer: a pass-through."""
+    pacer = _ACTIVE.get()
+    if pacer is None:
+        return call_next(request)
+    pacer.wait_blocking()
+    response = call_next(request)
+    pacer.observe(response.status_code, response.headers)
+    return response
+
+
+async def apace(request: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """:func:`pace` for async clients."""
+    pacer = _ACTIVE.get()
+    if pacer is None:
+        return await call_next(request)
+    await pacer.wait()
+    response = await call_next(request)
+    pacer.observe(response.status_code, response.headers)
+    return response
