@@ -18,6 +18,7 @@ from typing import NoReturn
 from .. import __version__
 from ..errors import GradeloopError
 from . import (
+    _cache,
     _calibrate,
     _checkers,
     _compare,
@@ -29,8 +30,20 @@ from . import (
     _report,
     _view,
 )
+from ._models import close_resources
 
-COMMANDS = (_grade, _optimize, _history, _checkers, _mcp, _compare, _calibrate, _report, _view)
+COMMANDS = (
+    _grade,
+    _optimize,
+    _history,
+    _checkers,
+    _mcp,
+    _compare,
+    _calibrate,
+    _report,
+    _view,
+    _cache,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 3
+    finally:
+        close_resources(args)
     return code
 
 

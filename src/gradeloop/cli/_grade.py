@@ -16,8 +16,16 @@ from ..grading._grade import Evaluation, grade
 from ..grading._rubric import Rubric
 from ..grading._shadow import ShadowResult, ShadowSide, judge_request
 from ..history._grading import GradedDraft
+from . import _grade_many
 from ._io import add_db_option, console, print_json, read_task, read_text
-from ._models import add_model_options, build_judge, model_configured, require_model
+from ._models import (
+    add_cache_options,
+    add_jobs_option,
+    add_model_options,
+    build_judge,
+    model_configured,
+    require_model,
+)
 from ._record import add_history_options, record_grading
 
 
@@ -25,10 +33,16 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "grade",
         help="grade a draft against a rubric",
-        description="Grade DRAFT against the rubric. Exit 0 when accepted, 1 when not, "
-        "2 for bad input.",
+        description="Grade DRAFT (or every draft of --drafts FILE.jsonl) against the rubric. "
+        "Exit 0 when accepted (all of them), 1 when not, 2 for bad input.",
     )
-    p.add_argument("draft", metavar="DRAFT", help="the draft file, or - for stdin")
+    p.add_argument("draft", nargs="?", metavar="DRAFT", help="the draft file, or - for stdin")
+    p.add_argument(
+        "--drafts",
+        metavar="FILE",
+        help='grade many drafts: a JSONL file of {"task", "draft"} objects ("id" optional), '
+        "the format compare reads; --json then prints one evaluation per line",
+    )
     p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
     p.add_argument("--task", metavar="TEXT", help="the task the draft answers")
     p.add_argument("--task-file", metavar="FILE", help="read the task from a file")
@@ -50,13 +64,20 @@ def add_parser(sub: Any) -> None:
         help="grade only the code-filled keys; judge keys are reported as not "
         "checked (and the draft is not accepted)",
     )
+    p.add_argument("--quiet", action="store_true", help="no progress bar while grading --drafts")
+    add_jobs_option(p)
     add_db_option(p)
     add_history_options(p)
     add_model_options(p, generator=False)
+    add_cache_options(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.draft is None) == (args.drafts is None):
+        raise InputError("give one DRAFT file (or - for stdin), or --drafts FILE.jsonl")
+    if args.drafts is not None:
+        return _grade_many.run(args)
     rubric = Rubric.load(args.rubric)
     draft = read_text(args.draft, "draft")
     task = read_task(args.task, args.task_file)

@@ -78,6 +78,63 @@ def provider(args: argparse.Namespace) -> str:
     return chosen
 
 
+def add_cache_options(parser: argparse.ArgumentParser) -> None:
+    """``--no-cache`` and ``--cache-ttl`` for a command that asks the judge."""
+    group = parser.add_argument_group("verdict cache")
+    group.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ask the judge even when an identical request was answered before "
+        "(the cache is $GRADELOOP_HOME/cache.db; see `gradeloop cache stats`)",
+    )
+    group.add_argument(
+        "--cache-ttl",
+        type=duration,
+        metavar="AGE",
+        help="reuse cached verdicts only up to this age: 90s, 30m, 12h, 7d (default: any age)",
+    )
+
+
+def add_jobs_option(parser: argparse.ArgumentParser, *, what: str = "drafts") -> None:
+    """``--jobs N``: how many drafts are graded at once."""
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=8,
+        metavar="N",
+        help=f"{what} graded at once (default 8; 429/529 answers slow everything down)",
+    )
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def duration(text: str) -> float:
+    """Seconds from ``90``, ``90s``, ``30m``, ``12h`` or ``7d`` (an argparse type)."""
+    raw = text.strip().lower()
+    unit = _UNITS.get(raw[-1:])
+    number = raw[:-1] if unit is not None else raw
+    try:
+        value = float(number) * (unit or 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration; write e.g. 90s, 30m, 12h or 7d"
+        ) from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be positive")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
 def model_configured(args: argparse.Namespace) -> bool:
     """A key in the environment, or a base URL (a local server needs no key)."""
     if provider(args) == "openai-compatible":
@@ -134,6 +191,8 @@ def _sampling(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_judge(args: argparse.Namespace) -> Any:
+    """The judge the options describe; an Anthropic judge gets the verdict cache unless
+    ``--no-cache`` (closed by :func:`close_resources` when the command ends)."""
     sampling = _sampling(args)
     if provider(args) == "openai-compatible":
         return _openai().OpenAICompatibleJudge(
@@ -144,9 +203,25 @@ def build_judge(args: argparse.Namespace) -> Any:
         )
     from ..models._anthropic import AnthropicJudge
 
+    cache = None
+    if hasattr(args, "no_cache") and not args.no_cache:
+        from ..history._cache import JudgeCache
+
+        cache = JudgeCache(ttl=getattr(args, "cache_ttl", None))
+        args.opened = [*getattr(args, "opened", []), cache]
     return AnthropicJudge(
-        _client(args), model=args.judge_model, structured=args.structured, **sampling
+        _client(args),
+        model=args.judge_model,
+        structured=args.structured,
+        cache=cache,
+        **sampling,
     )
+
+
+def close_resources(args: argparse.Namespace) -> None:
+    """Close what the command opened for its options (the verdict cache)."""
+    for thing in getattr(args, "opened", []):
+        thing.close()
 
 
 def build_generator(args: argparse.Namespace) -> Any:
