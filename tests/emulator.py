@@ -20,6 +20,9 @@ system blocks: the first request whose cached prefix reaches ``cache_min_tokens`
 reports ``cache_creation_input_tokens``, repeats report ``cache_read_input_tokens``,
 and a prefix below the minimum caches nothing - as the real API does, silently.
 
+The Message Batches endpoints (create, retrieve, results, cancel) are served by
+``emulator.batches`` (:mod:`tests.emulator_batches`).
+
 ``latency`` (seconds) delays every ``/v1/messages`` answer, for benchmarks; the
 server's sockets have Nagle's algorithm off, so a reply's header and body writes
 are not held back waiting for the client's delayed ACK (40 ms each otherwise).
@@ -41,6 +44,8 @@ from typing import Any
 import anthropic
 import pytest
 from anthropic.types import Message
+
+from tests.emulator_batches import BatchDesk
 
 __all__ = ["Emulator", "HTTPError", "Request", "emulator", "http_error"]
 
@@ -103,6 +108,7 @@ class Emulator:
         self._queue: deque[Any] = deque()
         self._cache: set[str] = set()
         self._lock = threading.Lock()
+        self.batches = BatchDesk(self)
         self._clients: list[anthropic.Anthropic] = []
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -270,10 +276,12 @@ def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
 
-        def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
+        def _send(self, status: int, headers: dict[str, str], body: Any) -> None:
+            # a str body is sent as it is (the batch results' JSON Lines)
+            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+            headers = dict(headers)
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", headers.pop("content-type", "application/json"))
             self.send_header("content-length", str(len(data)))
             for name, value in headers.items():
                 self.send_header(name, value)
@@ -285,6 +293,17 @@ def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
             with emulator._lock:
                 emulator.requests.append(Request(self.command, self.path, headers, body))
 
+        def _guarded(self, answer: Callable[[], tuple[int, dict[str, str], Any]]) -> None:
+            try:
+                reply = answer()
+            except Exception as exc:  # a broken script must show up as a failed request
+                reply = (
+                    500,
+                    {"x-should-retry": "false"},
+                    HTTPError(500, f"emulator error: {exc!r}").body(),
+                )
+            self._send(*reply)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length)
@@ -293,6 +312,9 @@ def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode(errors="replace")
             self._record(body)
+            if emulator.batches.handles(self.path):
+                self._guarded(lambda: emulator.batches.post(self.path, body))
+                return
             if self.path.split("?")[0] != "/v1/messages":
                 self._send(404, {}, HTTPError(404, f"no route {self.path}").body())
                 return
@@ -309,6 +331,9 @@ def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             self._record(None)
+            if emulator.batches.handles(self.path):
+                self._guarded(lambda: emulator.batches.get(self.path))
+                return
             self._send(404, {}, HTTPError(404, f"no route {self.path}").body())
 
     return Handler

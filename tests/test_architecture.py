@@ -25,6 +25,7 @@ LAYERS = (
     ("gradeloop.history",),
     (
         "gradeloop.migration",
+        "gradeloop.batches",
         "gradeloop.tools",
         "gradeloop.graph",
         "gradeloop.mcp_server",

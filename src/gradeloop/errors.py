@@ -22,6 +22,8 @@ The tree::
     ├── JudgeError                      the judge failed to give a usable verdict
     │                                   (refusal, truncation, schema-invalid reply, API
     │                                   error after the client's retries); never a pass
+    ├── BatchError                      a Message Batches job cannot be submitted,
+    │                                   found or collected (yet); says what to do
     └── HistoryError                    the history store cannot be read or written
         └── LoopNotFoundError (LookupError)
 
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "BatchError",
     "CheckerConflictError",
     "CheckerError",
     "ConfigError",
@@ -214,6 +217,18 @@ class JudgeError(GradeloopError):
         self.reason = reason
         self.attempts = attempts
         self.usage = usage
+        super().__init__(message)
+
+
+class BatchError(GradeloopError):
+    """A Message Batches job cannot be submitted, found or collected (yet).
+
+    ``job_id`` names the job when there is one; the message says what to do next
+    (wait, check its status, or resubmit).
+    """
+
+    def __init__(self, message: str, *, job_id: str | None = None) -> None:
+        self.job_id = job_id
         super().__init__(message)
 
 

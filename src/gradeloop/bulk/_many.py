@@ -36,7 +36,7 @@ from ._progress import ManyProgress, ProgressBar, ProgressCallback
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
     from ..models._judge import ReplyCache
 
-__all__ = ["DraftLike", "agrade_many", "grade_many"]
+__all__ = ["DraftLike", "Item", "agrade_many", "as_item", "failed_evaluation", "grade_many"]
 
 
 class DraftLike(Protocol):
@@ -131,7 +131,7 @@ async def agrade_many(
     if rubric.judge_criteria and judge is None and not skip_judge:
         raise JudgeRequiredError([c.key for c in rubric.judge_criteria])
     judge = _with_cache(judge, cache)
-    items = [_as_item(d, i, task) for i, d in enumerate(drafts)]
+    items = [as_item(d, i, task) for i, d in enumerate(drafts)]
     state = ManyProgress(total=len(items))
     results: list[Evaluation | None] = [None] * len(items)
     pacer = Pacer(concurrency)
@@ -172,7 +172,7 @@ async def _run_workers(worker: Any, count: int) -> None:
 
 
 async def _grade_one(
-    item: _Item,
+    item: Item,
     rubric: Rubric,
     judge: Judge | None,
     pacer: Pacer,
@@ -255,7 +255,9 @@ class _Gate:
 
 
 @dataclass(frozen=True)
-class _Item:
+class Item:
+    """A draft to grade, with its id, task and (optional) context."""
+
     output_id: str
     task: str
     draft: str
@@ -263,9 +265,10 @@ class _Item:
     metadata: Mapping[str, Any] | None = None
 
 
-def _as_item(draft: str | DraftLike, index: int, task: str) -> _Item:
+def as_item(draft: str | DraftLike, index: int, task: str) -> Item:
+    """A string (id ``draft-N``, the shared ``task``) or a DraftItem, as an :class:`Item`."""
     if isinstance(draft, str):
-        return _Item(f"draft-{index + 1}", task, draft)
+        return Item(f"draft-{index + 1}", task, draft)
     text = getattr(draft, "draft", None)
     if not isinstance(text, str):
         raise TypeError(
@@ -274,7 +277,7 @@ def _as_item(draft: str | DraftLike, index: int, task: str) -> _Item:
         )
     own_task = getattr(draft, "task", None)
     output_id = getattr(draft, "output_id", None) or f"draft-{index + 1}"
-    return _Item(
+    return Item(
         str(output_id),
         own_task if isinstance(own_task, str) else task,
         text,

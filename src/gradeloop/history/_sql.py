@@ -146,6 +146,47 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # 4: Message Batches jobs, written before anything is submitted: the job (rubric
+    # and judge settings), its parts (one provider batch each, the id filled in once
+    # the create call returns) and every request (custom id -> draft).
+    (
+        """
+        CREATE TABLE batch_jobs (
+            job_id        TEXT PRIMARY KEY,
+            created_at    REAL NOT NULL,
+            status        TEXT NOT NULL,
+            rubric_json   TEXT NOT NULL,
+            judge_json    TEXT NOT NULL,
+            requests      INTEGER NOT NULL,
+            collected_at  REAL,
+            run_id        TEXT
+        )
+        """,
+        "CREATE INDEX batch_jobs_by_start ON batch_jobs (created_at DESC)",
+        """
+        CREATE TABLE batch_parts (
+            job_id    TEXT NOT NULL REFERENCES batch_jobs (job_id) ON DELETE CASCADE,
+            part      INTEGER NOT NULL,
+            batch_id  TEXT UNIQUE,
+            requests  INTEGER NOT NULL,
+            error     TEXT,
+            PRIMARY KEY (job_id, part)
+        )
+        """,
+        """
+        CREATE TABLE batch_requests (
+            job_id    TEXT NOT NULL REFERENCES batch_jobs (job_id) ON DELETE CASCADE,
+            custom_id TEXT NOT NULL,
+            part      INTEGER NOT NULL,
+            position  INTEGER NOT NULL,
+            item_id   TEXT NOT NULL,
+            task      TEXT NOT NULL,
+            draft     TEXT NOT NULL,
+            cache_key TEXT NOT NULL,
+            PRIMARY KEY (job_id, custom_id)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

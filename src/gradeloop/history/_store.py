@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import HistoryError, LoopNotFoundError
 from ._agreement import AgreementRecords
+from ._batches import BatchRecords
 from ._grading import GradingRecords
 from ._paths import default_history_path
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
@@ -73,12 +74,13 @@ class LoopSummary:
     status: str = "finished"
 
 
-class HistoryStore(AgreementRecords, GradingRecords):
+class HistoryStore(AgreementRecords, GradingRecords, BatchRecords):
     """The SQLite history of optimisation loops.
 
     It also keeps shadow outcomes and judge calibration runs (the methods of
-    :class:`~gradeloop.history._agreement.AgreementRecords`) and grading runs
-    (:class:`~gradeloop.history._grading.GradingRecords`).
+    :class:`~gradeloop.history._agreement.AgreementRecords`), grading runs
+    (:class:`~gradeloop.history._grading.GradingRecords`) and Message Batches jobs
+    (:class:`~gradeloop.history._batches.BatchRecords`).
 
     ``path`` defaults to :func:`default_history_path` (under ``$GRADELOOP_HOME``);
     ``":memory:"`` gives a private in-memory store. ``timeout`` is how long, in

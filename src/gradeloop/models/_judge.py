@@ -58,6 +58,7 @@ class _Answer:
     started: float
     key: str | None = None  # the cache key of the request, when a cache is in use
     cached: bool = False
+    batch: bool = False  # a Message Batches result: priced at the batch discount
 
 
 @dataclass(frozen=True)
@@ -434,7 +435,13 @@ class AnthropicJudge(Metered):
         self, kind: CallKind, answer: _Answer, trace: _Trace, error: str | None = None
     ) -> None:
         record = self._record(
-            kind, self.model, answer.started, answer.reply, error=error, cached=answer.cached
+            kind,
+            self.model,
+            answer.started,
+            answer.reply,
+            error=error,
+            cached=answer.cached,
+            batch=answer.batch,
         )
         trace.records.append(record)
         if error is None and answer.key is not None and not answer.cached:

@@ -123,7 +123,8 @@ class CallRecord:
     ``kind`` is ``"generate"``, ``"evaluate"`` or ``"repair"`` (the judge's one
     retry after an invalid JSON reply). ``ok`` is False when the call raised or
     its reply was unusable; ``error`` then says why. ``cached`` is True when no
-    request was sent because the verdict cache held the reply (no tokens spent).
+    request was sent because the verdict cache held the reply (no tokens spent);
+    ``batch`` when the reply came from a Message Batch (priced at its discount).
     """
 
     kind: CallKind
@@ -134,6 +135,7 @@ class CallRecord:
     ok: bool = True
     error: str | None = None
     cached: bool = False
+    batch: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the record."""
@@ -205,16 +207,18 @@ class Metered:
         error: str | None = None,
         *,
         cached: bool = False,
+        batch: bool = False,
     ) -> CallRecord:
         record = CallRecord(
             kind=kind,
             model=str(getattr(reply, "model", None) or model),
             stop_reason=getattr(reply, "stop_reason", None),
-            usage=Usage.of(reply, model=model),
+            usage=Usage.of(reply, model=model, batch=batch),
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             ok=error is None,
             error=error,
             cached=cached,
+            batch=batch,
         )
         self.calls.append(record)
         record_call(record)

@@ -1,0 +1,290 @@
+"""Following a Message Batches job, and turning its results into evaluations.
+
+Results are matched to drafts by custom id, never by order (the API returns them
+in any order). A request that errored, expired or was canceled, or that has no
+result at all, is a failed evaluation naming the reason: never a pass. Valid
+verdicts go through the same checks as every judge answer, land in the verdict
+cache when the judge has one, and the whole job is recorded as a grading run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..bulk._many import failed_evaluation
+from ..errors import BatchError, JudgeError
+from ..grading._agrade import _Replay
+from ..grading._calls import judge_calls
+from ..grading._grade import Evaluation, _ask_judge, finish_grade, plan_grade
+from ..grading._registry import Registry
+from ..grading._rubric import Rubric
+from ..history._batches import BatchJobRecord, BatchRequestRecord
+from ..history._grading import GradedDraft
+from ..history._store import HistoryStore
+from ..models._batch import read_batch_reply
+from ..models._judge import AnthropicJudge
+from ._submit import BatchJob
+
+__all__ = ["BatchResult", "BatchStatus", "PartStatus", "collect", "status", "wait"]
+
+_COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
+
+
+@dataclass(frozen=True)
+class PartStatus:
+    """One provider batch of a job: ``processing_status`` is the API's
+    (``in_progress``, ``canceling``, ``ended``) or ``not_submitted``."""
+
+    part: int
+    batch_id: str | None
+    processing_status: str
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """Where a job stands: each part, and the request counts added up."""
+
+    job_id: str
+    requests: int
+    parts: tuple[PartStatus, ...]
+
+    @property
+    def ended(self) -> bool:
+        """Every submitted part has ended (results can be collected)."""
+        return all(p.processing_status in ("ended", "not_submitted") for p in self.parts)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Requests per state, over all parts."""
+        return {k: sum(p.counts.get(k, 0) for p in self.parts) for k in _COUNTS}
+
+    def line(self) -> str:
+        """One line for a person: ``job gb..: in_progress, 40 processing, 60 succeeded``."""
+        states = sorted({p.processing_status for p in self.parts})
+        counts = ", ".join(f"{n:,} {k}" for k, n in self.counts.items() if n)
+        return f"batch job {self.job_id}: {'/'.join(states)}; {counts or 'no counts yet'}"
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "job_id": self.job_id,
+            "requests": self.requests,
+            "ended": self.ended,
+            "counts": self.counts,
+            "parts": [vars(p) for p in self.parts],
+        }
+
+
+@dataclass
+class BatchResult:
+    """A collected job: one evaluation per draft, in submission order (ids set)."""
+
+    job_id: str
+    evaluations: list[Evaluation]
+    run_id: str | None = None
+    outcomes: dict[str, int] = field(default_factory=dict)
+    unmatched: int = 0  # results whose custom id is not in the job (ignored)
+
+
+def _job(ident: str | BatchJob, store: HistoryStore) -> BatchJobRecord:
+    return store.batch_job(ident.job_id if isinstance(ident, BatchJob) else ident)
+
+
+def status(job: str | BatchJob, *, client: Any, store: HistoryStore | None = None) -> BatchStatus:
+    """Ask the API where each part of ``job`` (a job id, a batch id or a BatchJob) stands."""
+    with _store(store) as s:
+        record = _job(job, s)
+    parts = []
+    for p in record.parts:
+        if p.batch_id is None:
+            parts.append(PartStatus(p.part, None, "not_submitted", {}))
+            continue
+        batch = client.messages.batches.retrieve(p.batch_id)
+        counts = {k: int(getattr(batch.request_counts, k, 0) or 0) for k in _COUNTS}
+        parts.append(PartStatus(p.part, p.batch_id, str(batch.processing_status), counts))
+    return BatchStatus(record.job_id, record.requests, tuple(parts))
+
+
+def wait(
+    job: str | BatchJob,
+    *,
+    client: Any,
+    store: HistoryStore | None = None,
+    poll: float = 5.0,
+    max_poll: float = 60.0,
+    timeout: float | None = None,
+    on_status: Callable[[BatchStatus], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> BatchStatus:
+    """Poll until every part has ended, waiting ``poll`` seconds at first and half as
+    long again each time, up to ``max_poll``. Raises :class:`BatchError` after
+    ``timeout`` seconds (the job goes on; collect it later)."""
+    started = time.monotonic()
+    delay = poll
+    while True:
+        now = status(job, client=client, store=store)
+        if on_status is not None:
+            on_status(now)
+        if now.ended:
+            return now
+        if timeout is not None and time.monotonic() - started + delay > timeout:
+            raise BatchError(
+                f"{now.line()}; still processing after {timeout:g}s. It goes on without "
+                f"us: run `gradeloop batch collect {now.job_id}` later",
+                job_id=now.job_id,
+            )
+        sleep(delay)
+        delay = min(max_poll, delay * 1.5)
+
+
+def collect(
+    job: str | BatchJob,
+    *,
+    judge: AnthropicJudge,
+    store: HistoryStore | None = None,
+    registry: Registry | None = None,
+    record: bool = True,
+) -> BatchResult:
+    """The evaluations of an ended job, in the order its drafts were submitted.
+
+    Raises :class:`BatchError` when a part has not ended yet. With ``record`` the job
+    is stored as a grading run the first time it is collected.
+    """
+    with _store(store) as s:
+        job_record = _job(job, s)
+        requests = s.batch_requests(job_record.job_id)
+        now = status(job_record.job_id, client=judge.client, store=s)
+        if not now.ended:
+            raise BatchError(
+                f"{now.line()}: not ended yet; wait, or check `gradeloop batch status "
+                f"{job_record.job_id}`",
+                job_id=job_record.job_id,
+            )
+        results, unmatched = _results(job_record, requests, judge.client)
+        rubric = Rubric.from_dict(job_record.rubric, registry=registry)
+        submitted = {p.part for p in job_record.parts if p.batch_id is not None}
+        out = BatchResult(job_record.job_id, [], unmatched=unmatched)
+        for r in requests:
+            result = results.get(r.custom_id)
+            outcome = _kind(result) if r.part in submitted else "not_submitted"
+            out.outcomes[outcome] = out.outcomes.get(outcome, 0) + 1
+            out.evaluations.append(
+                _evaluate(r, result, outcome, rubric, judge, registry).with_ids(r.item_id)
+            )
+        out.run_id = job_record.run_id
+        if record and job_record.status != "collected":
+            out.run_id = _record(s, job_record, requests, out.evaluations, judge)
+    return out
+
+
+def _results(
+    job: BatchJobRecord, requests: list[BatchRequestRecord], client: Any
+) -> tuple[dict[str, Any], int]:
+    wanted = {r.custom_id for r in requests}
+    found: dict[str, Any] = {}
+    unmatched = 0
+    for part in job.parts:
+        if part.batch_id is None:
+            continue
+        for entry in client.messages.batches.results(part.batch_id):
+            if entry.custom_id in wanted:
+                found[entry.custom_id] = entry.result
+            else:
+                unmatched += 1
+    return found, unmatched
+
+
+def _kind(result: Any) -> str:
+    return "no_result" if result is None else str(getattr(result, "type", "unknown"))
+
+
+_WHY = {
+    "expired": "batch_expired: the request expired before it was processed "
+    "(a batch ends within 24 hours)",
+    "canceled": "batch_canceled: the batch was canceled before this request was processed",
+    "no_result": "no_result: the batch returned no result for this request",
+    "not_submitted": "not_submitted: this part of the job was never submitted",
+}
+
+
+def _evaluate(
+    r: BatchRequestRecord,
+    result: Any,
+    outcome: str,
+    rubric: Rubric,
+    judge: AnthropicJudge,
+    registry: Registry | None,
+) -> Evaluation:
+    plan = plan_grade(
+        r.draft, rubric, task=r.task, judge=judge, skip_judge=False, registry=registry
+    )
+    with judge_calls() as calls:
+        error = _WHY.get(outcome)
+        if outcome == "errored":
+            detail = getattr(getattr(result, "error", None), "error", None)
+            kind = getattr(detail, "type", "error")
+            message = getattr(detail, "message", "no message")
+            error = f"batch_errored: {kind}: {message}"
+        elif outcome == "succeeded":
+            try:
+                verdict = read_batch_reply(
+                    judge, r.task, r.draft, plan.asked, result.message, key=r.cache_key
+                )
+                answer = _ask_judge(_Replay(verdict), r.task, r.draft, plan.asked, plan.rubric)
+            except JudgeError as exc:
+                error = f"{exc.reason}: {exc}"
+        elif error is None:
+            error = f"batch_{outcome}: an outcome gradeloop does not know"
+    if error is not None:
+        return failed_evaluation(plan, error, tuple(calls))
+    return finish_grade(plan, answer, tuple(calls))
+
+
+def _record(
+    store: HistoryStore,
+    job: BatchJobRecord,
+    requests: list[BatchRequestRecord],
+    evaluations: list[Evaluation],
+    judge: AnthropicJudge,
+) -> str:
+    drafts = [
+        GradedDraft(r.item_id, r.draft, None, r.task, ev.judge_error)
+        if ev.judge_error is not None
+        else GradedDraft(r.item_id, r.draft, ev, r.task)
+        for r, ev in zip(requests, evaluations, strict=True)
+    ]
+    run_id = store.add_grading_run(
+        drafts,
+        rubric=job.rubric,
+        rubric_name=str(job.rubric.get("name") or "batch"),
+        origin="batch",
+        config={
+            "judge_model": judge.model,
+            "batch_job": job.job_id,
+            "batch_ids": [p.batch_id for p in job.parts],
+        },
+    )
+    store.set_batch_status(job.job_id, "collected", run_id=run_id)
+    return run_id
+
+
+class _store:
+    """The given store, or the default one opened (and closed) for the call."""
+
+    def __init__(self, store: HistoryStore | None) -> None:
+        self._given = store
+        self._own: HistoryStore | None = None
+
+    def __enter__(self) -> HistoryStore:
+        if self._given is not None:
+            return self._given
+        self._own = HistoryStore()
+        return self._own
+
+    def __exit__(self, *exc: object) -> None:
+        if self._own is not None:
+            self._own.close()
