@@ -18,6 +18,7 @@ from typing import NoReturn
 from .. import __version__
 from ..errors import GradeloopError
 from . import (
+    _batch,
     _cache,
     _calibrate,
     _checkers,
@@ -43,6 +44,7 @@ COMMANDS = (
     _report,
     _view,
     _cache,
+    _batch,
 )
 
 

@@ -65,6 +65,18 @@ def add_parser(sub: Any) -> None:
         "checked (and the draft is not accepted)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar while grading --drafts")
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="with --drafts: send the judge's requests through the Message Batches API "
+        "(half the price, results within 24 hours; the job is recorded in the history)",
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with --batch: print the job id and return at once (then `gradeloop batch "
+        "collect ID`)",
+    )
     add_jobs_option(p)
     add_db_option(p)
     add_history_options(p)
@@ -78,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give one DRAFT file (or - for stdin), or --drafts FILE.jsonl")
     if args.drafts is not None:
         return _grade_many.run(args)
+    if args.batch or args.no_wait:
+        raise InputError("--batch and --no-wait go with --drafts FILE.jsonl")
     rubric = Rubric.load(args.rubric)
     draft = read_text(args.draft, "draft")
     task = read_task(args.task, args.task_file)

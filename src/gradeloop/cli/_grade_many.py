@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..bulk._many import grade_many
+from ..errors import InputError
 from ..grading._grade import Evaluation
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
             require_model(args, rubric.judge_keys, code_only_hint=True)
         if model_configured(args):
             judge = build_judge(args)
+    if args.batch:
+        return _batch(args, rubric, items, judge)
     evaluations = grade_many(
         items,
         rubric,
@@ -50,12 +53,52 @@ def run(args: argparse.Namespace) -> int:
         skip_judge=args.code_only,
     )
     record_grading(args, rubric, _graded(items, evaluations), origin="grade", judge=judge)
+    print_results(args, items, evaluations)
+    return 0 if all(e.accepted for e in evaluations) else 1
+
+
+def print_results(
+    args: argparse.Namespace, items: Sequence[DraftItem], evaluations: Sequence[Evaluation]
+) -> None:
+    """JSON Lines with --json (one evaluation per draft, with its id), else the table."""
     if args.json:
         for item, evaluation in zip(items, evaluations, strict=True):
             sys.stdout.write(json.dumps(_line(item, evaluation), ensure_ascii=False) + "\n")
     else:
         render_many(items, evaluations)
-    return 0 if all(e.accepted for e in evaluations) else 1
+
+
+def _batch(
+    args: argparse.Namespace, rubric: Rubric, items: Sequence[DraftItem], judge: object
+) -> int:
+    """Submit through the Message Batches API; wait and collect unless --no-wait."""
+    from ..batches import submit
+    from ..history._store import HistoryStore
+    from ._batch import collect_and_show
+
+    if judge is None:
+        raise InputError(
+            "--batch sends the judge's requests, and this rubric asks the judge nothing "
+            "(or --code-only was given): grade without --batch"
+        )
+    with HistoryStore(args.db) as store:
+        job = submit(items, rubric, judge=judge, store=store)  # type: ignore[arg-type]
+        ids = ", ".join(job.batch_ids)
+        print(
+            f"gradeloop: submitted batch job {job.job_id} ({job.requests:,} requests; "
+            f"batch {ids}); recorded in {store.path}",
+            file=sys.stderr,
+        )
+        if args.no_wait:
+            if args.json:
+                sys.stdout.write(json.dumps(job.to_json()) + "\n")
+            else:
+                console().print(
+                    f"collect it later: gradeloop batch collect {job.job_id}", markup=False
+                )
+            return 0
+        args.wait = True
+        return collect_and_show(args, store, job.job_id, judge)
 
 
 def _line(item: DraftItem, evaluation: Evaluation) -> dict[str, object]:

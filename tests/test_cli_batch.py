@@ -1,0 +1,81 @@
+"""gradeloop grade --drafts F --batch [--no-wait], gradeloop batch status|collect|list
+(in-process, against the emulator's Message Batches endpoints)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.emulator import Emulator
+from tests.test_batches import by_text
+from tests.test_cli_grade_many import JUDGE_RUBRIC, files, run
+
+
+@pytest.fixture
+def setup(tmp_path: Path, emulator: Emulator) -> tuple[str, str, tuple[str, ...]]:
+    emulator.batches.outcome = by_text
+    rubric, drafts = files(
+        tmp_path,
+        JUDGE_RUBRIC,
+        {"id": "one", "task": "t", "draft": "kind words"},
+        {"id": "two", "task": "t", "draft": "rude words"},
+        {"id": "three", "task": "t", "draft": "expired request"},
+    )
+    return rubric, drafts, ("--base-url", emulator.base_url)
+
+
+def test_grade_batch_waits_collects_and_exits_like_grade(
+    setup: tuple[str, str, tuple[str, ...]],
+    capsys: pytest.CaptureFixture[str],
+    emulator: Emulator,
+) -> None:
+    rubric, drafts, base = setup
+    code, out, err = run(capsys, "grade", "--drafts", drafts, "--rubric", rubric, "--batch", *base)
+    assert code == 1
+    assert "submitted batch job gb" in err and "msgbatch_emulated_0001" in err
+    assert "3 drafts: 1 accepted, 2 not (1 with a failed judge)" in out
+    assert emulator.bodies == []  # every judge request went through the batch
+
+
+def test_no_wait_then_status_collect_and_list(
+    setup: tuple[str, str, tuple[str, ...]],
+    capsys: pytest.CaptureFixture[str],
+    emulator: Emulator,
+) -> None:
+    rubric, drafts, base = setup
+    emulator.batches.polls_to_end = 2
+    code, out, _ = run(
+        capsys, "grade", "--drafts", drafts, "--rubric", rubric, "--batch", "--no-wait", *base
+    )
+    assert code == 0 and "collect it later: gradeloop batch collect gb" in out
+    job = out.split("collect ")[-1].split()[-1]
+    code, out, _ = run(capsys, "batch", "collect", job, *base)
+    assert code == 2  # not ended yet: nothing is made up
+    code, out, _ = run(capsys, "batch", "status", job, "--json", *base)
+    assert code == 0 and json.loads(out)["ended"] is True
+    code, out, _ = run(capsys, "batch", "collect", job, "--json", *base)
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert code == 1 and [x["id"] for x in lines] == ["one", "two", "three"]
+    assert [x["passed"] for x in lines] == [True, False, False]
+    assert lines[2]["judge_error"].startswith("batch_expired")
+    code, out, _ = run(capsys, "batch", "list")
+    assert code == 0 and job in out and "collected" in out
+
+
+def test_a_batch_needs_judge_keys_and_a_known_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], emulator: Emulator
+) -> None:
+    from tests.test_cli_grade_many import CODE_RUBRIC
+
+    rubric, drafts = files(tmp_path, CODE_RUBRIC, {"draft": "a"})
+    code, _, err = run(
+        capsys, "grade", "--drafts", drafts, "--rubric", rubric, "--batch",
+        "--base-url", emulator.base_url,
+    )  # fmt: skip
+    assert code == 2 and "grade without --batch" in err
+    code, _, err = run(capsys, "batch", "status", "gb-nope", "--base-url", emulator.base_url)
+    assert code == 2 and "no batch job or batch 'gb-nope'" in err
+    code, _, err = run(capsys, "grade", "x.md", "--rubric", rubric, "--batch")
+    assert code == 2 and "--batch and --no-wait go with --drafts" in err
