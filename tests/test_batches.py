@@ -259,7 +259,7 @@ def test_nothing_to_batch_and_samples_are_refused(emulator: Emulator, store: Any
         batches.submit(["a"], code_only, judge=j, store=store)
     with pytest.raises(BatchError, match="no drafts"):
         batches.submit([], RUBRIC, judge=j, store=store)
-    with pytest.raises(ValueError, match="samples=1"):
+    with pytest.raises(BatchError, match="samples=1"):
         batches.submit(["a"], RUBRIC, judge=judge_for(emulator, samples=3), store=store)
 
 

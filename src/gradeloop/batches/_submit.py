@@ -76,6 +76,11 @@ def submit(
     """
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
+    if judge.samples != 1:
+        raise BatchError(
+            "Message Batches take one request per draft: use a judge with samples=1 "
+            f"(this one has samples={judge.samples})"
+        )
     asked = judge_request(rubric)
     if not asked:
         raise BatchError(

@@ -15,6 +15,7 @@ from typing import Any
 from ..history._store import HistoryStore
 from ..migration._jsonl import DraftItem
 from ._io import add_db_option, console, print_json
+from ._many_output import print_results
 from ._models import add_cache_options, add_model_options
 
 
@@ -76,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
 def collect_and_show(args: argparse.Namespace, store: HistoryStore, job_id: str, judge: Any) -> int:
     """Wait (with --wait), collect, print like ``grade --drafts``; the exit code."""
     from ..batches import collect, wait
-    from ._grade_many import print_results
 
     if getattr(args, "wait", False):
         wait(job_id, client=judge.client, store=store, on_status=status_printer(args))
