@@ -195,7 +195,7 @@ def test_grade_samples_on_the_command_line(emulator: Emulator, tmp_path: Path) -
     (tmp_path / "r.toml").write_text(RUBRIC)
     (tmp_path / "d.md").write_text("See 4.2.")
     base = ["grade", str(tmp_path / "d.md"), "--rubric", str(tmp_path / "r.toml")]
-    base += ["--base-url", emulator.base_url, "--no-history", "--samples", "3"]
+    base += ["--base-url", emulator.base_url, "--no-history", "--samples", "3", "--no-cache"]
     emulator.enqueue(*(verdict_reply(wire(c)) for c in (True, False, True)))
     ran = cli(*base)
     assert ran.code == 0, ran.err
