@@ -24,6 +24,9 @@ _NOT_PLAIN = re.compile(r"\n(?:[ \t>#<=\-_*+|:\n]|```|~~~|\[\^|\$\$|1[.)])|\n\Z"
 _BACKTICK_LINE = re.compile(r"\n {0,3}```")
 _TILDE_LINE = re.compile(r"\n {0,3}~~~")
 _BLANK_LINE = re.compile(r"\n[ \t]*+(?:\n|\Z)")
+_NOT_BLANK = re.compile(r"[^ \t\n]")
+SKIP_BLANKS = True
+"""Skip runs of blank lines that change nothing in one step; tests turn it off to compare."""
 _SPECIAL_OR_BLANK = SPECIAL | frozenset(" \t")
 _YAML_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
@@ -48,6 +51,21 @@ def run(scanner: Scanner, text: str, start: int) -> None:
                 i, pos = j, q
                 continue
         line = lines[i]
+        if (
+            leaf is None
+            and scanner.kinds
+            and SKIP_BLANKS
+            and _idle(scanner)
+            and not line.strip(" \t")
+        ):
+            # list items and footnotes go on over blank lines, and with no leaf open a
+            # blank line changes nothing: skip the run of them in one step
+            m = _NOT_BLANK.search(text, pos)
+            if m is None:
+                break
+            q = text.rfind("\n", pos, m.start()) + 1
+            i, pos = i + text.count("\n", pos, q), q
+            continue
         if scanner.kinds or (line and line[0] in _SPECIAL_OR_BLANK):
             scanner.feed(i, line)
         elif not line:  # a blank line at the top level
@@ -61,6 +79,15 @@ def run(scanner: Scanner, text: str, start: int) -> None:
             scanner.feed(i, line)
         i += 1
         pos += len(line) + 1
+
+
+def _idle(scanner: Scanner) -> bool:
+    """Whether a blank line leaves the open containers as they are.
+
+    So it does when none is a block quote (a blank line ends a quote) and the
+    innermost holds something (a blank line ends a list item that is still empty).
+    """
+    return scanner.top_has_child and not scanner.quote_starts
 
 
 def _skip(scanner: Scanner, text: str, pos: int, i: int, leaf: Leaf) -> tuple[int, int]:

@@ -18,7 +18,7 @@ a megabyte of ``>`` or of nested list markers.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_right
 
 from . import _starts as st
 from ._cursor import Cursor
@@ -40,9 +40,9 @@ class Scanner(State):
             if cur.blank:
                 # list items go on over a blank line (an empty one does not), quotes do
                 # not: skip to the first quote in one step, not one item at a time
-                q = bisect_left(self.quotes, i)
+                q = bisect_right(self.quote_ends, i)  # the first run that ends past i
                 first = i
-                i = self.quotes[q] if q < len(self.quotes) else n
+                i = max(i, self.quote_starts[q]) if q < len(self.quote_ends) else n
                 if i == n and kinds[-1] != QUOTE and not self.top_has_child:
                     i = n - 1
                 if i > first:
@@ -72,18 +72,8 @@ class Scanner(State):
         """The end of the run of ``>`` at ``nn`` that continues quotes ``i``, ``i + 1``...."""
         m = st.QUOTE_RUN.match(line, nn)
         assert m is not None
-        quotes = self.quotes
-        q = bisect_left(quotes, i)
-        # the quotes from i on are adjacent as long as their indices count up by one
-        run = min(m.end() - nn, len(quotes) - q)
-        lo, hi = 1, run  # binary search: the longest k with quotes[q + k - 1] == i + k - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if quotes[q + mid - 1] == i + mid - 1:
-                lo = mid
-            else:
-                hi = mid - 1
-        return nn + lo
+        k = bisect_right(self.quote_starts, i) - 1  # the run of quotes that holds i
+        return nn + min(m.end() - nn, self.quote_ends[k] - i)
 
     # -- leaves -----------------------------------------------------------------------
 

@@ -54,12 +54,21 @@ class State:
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        # the open containers, outermost first, as parallel lists: no object per
-        # container, so a million nested quotes do not wake the garbage collector
-        self.kinds: list[int] = []
-        self.widths: list[int] = []  # columns a continuation line must be indented by
-        self.markers: list[str] = []  # a list item's marker, kept in front of its first unit
-        self.quotes: list[int] = []  # indices of the block quotes, ascending
+        # the open containers, outermost first, in compact parallel arrays (no object
+        # per container): a megabyte of nested markers costs a few megabytes, not tens
+        self.kinds = bytearray()
+        # the columns a continuation line must be indented by: at most 17 (a marker
+        # indented 3, nine digits and a period, 4 spaces), so a byte each
+        self.widths = bytearray()
+        # the block quotes and the list items among them, as runs of adjacent indices:
+        # quote run k holds the containers quote_starts[k] to quote_ends[k] - 1; item
+        # run k likewise, all with the marker item_markers[k] (kept in front of an
+        # item's first unit). Ascending; a megabyte of ">" is one run.
+        self.quote_starts: list[int] = []
+        self.quote_ends: list[int] = []
+        self.item_starts: list[int] = []
+        self.item_ends: list[int] = []
+        self.item_markers: list[str] = []
         # every container but the innermost holds the next one: only its flag is kept
         self.top_has_child = False
         self.leaf: Leaf | None = None
@@ -73,18 +82,44 @@ class State:
         self.close_leaf()
         base = len(self.kinds)
         if kind == QUOTE:
-            self.quotes.extend(range(base, base + count))
-        self.kinds.extend([kind] * count)
-        self.widths.extend([width] * count)
-        self.markers.extend([marker] * count)
+            if self.quote_ends and self.quote_ends[-1] == base:
+                self.quote_ends[-1] = base + count
+            else:
+                self.quote_starts.append(base)
+                self.quote_ends.append(base + count)
+        elif kind == ITEM:
+            self._item_run(base, count, marker)
+        self.kinds.extend(bytes((kind,)) * count)
+        self.widths.extend(bytes((width,)) * count)
         self.top_has_child = False
+
+    def push_items(self, markers: list[str], widths: list[int]) -> None:
+        """Open nested list items, one per marker, at once (the innermost has no child yet)."""
+        self.close_leaf()
+        base = len(self.kinds)
+        for k, marker in enumerate(markers):
+            self._item_run(base + k, 1, marker)
+        self.kinds.extend(bytes((ITEM,)) * len(markers))
+        self.widths.extend(widths)
+        self.top_has_child = False
+
+    def _item_run(self, base: int, count: int, marker: str) -> None:
+        """Record ``count`` items from container ``base`` on, extending the last run if it can."""
+        if self.item_ends and self.item_ends[-1] == base and self.item_markers[-1] == marker:
+            self.item_ends[-1] = base + count
+        else:
+            self.item_starts.append(base)
+            self.item_ends.append(base + count)
+            self.item_markers.append(marker)
 
     def close_unmatched(self, matched: int) -> None:
         """Close the open containers past the first ``matched`` (and the leaf they hold)."""
         if len(self.kinds) > matched:
             self.close_leaf()
-            del self.kinds[matched:], self.widths[matched:], self.markers[matched:]
-            del self.quotes[bisect_left(self.quotes, matched) :]
+            del self.kinds[matched:], self.widths[matched:]
+            _cut_runs(self.quote_starts, self.quote_ends, matched)
+            k = _cut_runs(self.item_starts, self.item_ends, matched)
+            del self.item_markers[k:]
             self.top_has_child = True  # it held what was just closed
 
     # -- leaves -----------------------------------------------------------------------
@@ -152,9 +187,18 @@ class State:
         unit: tuple[UnitKind, str] = ("paragraph", "")
         if self.kinds and not self.top_has_child:
             if self.kinds[-1] == ITEM:
-                unit = ("item", self.markers[-1] + " ")
+                unit = ("item", self.item_markers[-1] + " ")  # the innermost item's run
             elif self.kinds[-1] == FOOTNOTE:
                 unit = ("footnote", "")
         leaf = self.open_leaf(PARA, i)
         leaf.unit = unit
         leaf.lines.append(text)
+
+
+def _cut_runs(starts: list[int], ends: list[int], matched: int) -> int:
+    """Keep only the indices below ``matched`` in the runs; the number of runs left."""
+    k = bisect_left(starts, matched)
+    del starts[k:], ends[k:]
+    if k and ends[-1] > matched:
+        ends[-1] = matched
+    return k
