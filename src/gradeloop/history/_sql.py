@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import HistoryError
+from ._rollup import rollup_migration
 
 __all__ = [
     "MIGRATIONS",
@@ -187,6 +188,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # 5: each loop's roll-up (rounds, first and last judged score) and the totals
+    # behind `gradeloop stats`, kept by triggers; shadow outcomes indexed by loop.
+    rollup_migration(),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

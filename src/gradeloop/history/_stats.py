@@ -6,7 +6,15 @@ from collections.abc import Iterable, Mapping
 from numbers import Real
 from typing import Any
 
-__all__ = ["QUALITY_BASIS", "UNSTABLE_SPLIT", "compute_stats", "is_complete", "key_stability"]
+__all__ = [
+    "QUALITY_BASIS",
+    "UNSTABLE_SPLIT",
+    "compute_stats",
+    "is_complete",
+    "key_stability",
+    "stability_from_rows",
+    "stats_from_totals",
+]
 
 QUALITY_BASIS = (
     "mean of (last judged overall score - first judged overall score) / first * 100, "
@@ -93,6 +101,42 @@ def compute_stats(
     }
 
 
+def stats_from_totals(t: Mapping[str, Any]) -> dict[str, Any]:
+    """The four figures from the running totals of the ``loop_totals`` row.
+
+    The same figures as :func:`compute_stats` over every row, read from sums the
+    database keeps as rounds are written (:mod:`gradeloop.history._rollup`).
+    """
+    passed, finished, gained = int(t["passed"]), int(t["finished"]), int(t["gain_loops"])
+    return {
+        "loops": int(t["loops"]),
+        "iterations_to_pass": {
+            "value": int(t["passed_rounds"]) / passed if passed else None,
+            "unit": "iterations",
+            "loops_passed": passed,
+        },
+        "quality_improvement": {
+            "value": float(t["gain_sum"]) / gained if gained else None,
+            "unit": "percent",
+            "loops": gained,
+            "excluded_zero_first_score": int(t["zero_start"]),
+            "basis": QUALITY_BASIS,
+        },
+        "stagnation_exits": {
+            "value": _percent(int(t["stagnated"]), finished),
+            "unit": "percent",
+            "stagnation_loops": int(t["stagnated"]),
+            "finished_loops": finished,
+        },
+        "history_completeness": {
+            "value": _percent(int(t["complete"]), int(t["iterations"])),
+            "unit": "percent",
+            "complete_iterations": int(t["complete"]),
+            "iterations": int(t["iterations"]),
+        },
+    }
+
+
 def _quality(trajectories: Iterable[list[float]]) -> dict[str, Any]:
     gains: list[float] = []
     zero_start = 0
@@ -142,14 +186,35 @@ def key_stability(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             agreement = c.get("agreement") if isinstance(c, Mapping) else None
             if isinstance(agreement, Real) and not isinstance(agreement, bool):
                 seen.setdefault(str(c.get("key")), []).append(float(agreement))
+    return _stability(
+        (key, len(values), sum(values), sum(v < 1 for v in values)) for key, values in seen.items()
+    )
+
+
+def stability_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """:func:`key_stability` from the per-key sums the database keeps.
+
+    ``rows`` are ``key_agreement`` rows (``key``, ``evaluations``, ``agreement_sum``,
+    ``split``), kept by triggers as records are written (see
+    :mod:`gradeloop.history._rollup`), so no record is read again.
+    """
+    return _stability(
+        (str(r["key"]), int(r["evaluations"]), float(r["agreement_sum"]), int(r["split"]))
+        for r in rows
+        if int(r["evaluations"]) > 0
+    )
+
+
+def _stability(per_key: Iterable[tuple[str, int, float, int]]) -> dict[str, Any]:
+    """The figures from (key, sampled evaluations, sum of agreements, how many split)."""
     keys: list[dict[str, Any]] = []
-    for key, values in seen.items():
-        split = sum(v < 1 for v in values) / len(values)
+    for key, n, total, splits in per_key:
+        split = splits / n
         keys.append(
             {
                 "key": key,
-                "evaluations": len(values),
-                "mean_agreement": round(sum(values) / len(values), 4),
+                "evaluations": n,
+                "mean_agreement": round(total / n, 4),
                 "split": round(split, 4),
                 "unstable": split >= UNSTABLE_SPLIT,
             }

@@ -9,7 +9,95 @@ from typing import Any
 
 from ..loop._best import best_of
 
-__all__ = ["history_json", "judged_passed", "judged_score", "pid_alive"]
+__all__ = [
+    "history_json",
+    "judged_passed",
+    "judged_score",
+    "pack_usage",
+    "pid_alive",
+    "unpack_usage",
+]
+
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+_PARTS = ("generation_usage", "evaluation_usage")
+
+
+def _compact(value: Any) -> dict[str, Any] | None:
+    """A usage mapping without its derived ``total_input``; None if it is not one.
+
+    Only the four counts, the derived total and ``cost_usd`` may be in it, and the
+    total must be what the counts give: anything else is stored as it came.
+    """
+    if not isinstance(value, Mapping) or not set(value) <= {*_COUNTS, "total_input", "cost_usd"}:
+        return None
+    counts = [value.get(k) for k in _COUNTS]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in counts):
+        return None
+    out = {k: value[k] for k in value if k != "total_input"}
+    return out if dict(value) == _full(out) else None
+
+
+def _full(compact: Mapping[str, Any]) -> dict[str, Any]:
+    """The usage dict as ``Usage.to_dict()`` writes it (``total_input`` last)."""
+    total = sum(compact[k] for k in _COUNTS if k != "output_tokens")
+    return {**compact, "total_input": total}
+
+
+def _added(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The compact sum of two compact usages, as ``Usage.__add__`` makes it."""
+    out: dict[str, Any] = {k: a[k] + b[k] for k in _COUNTS}
+    if ("cost_usd" in a) != ("cost_usd" in b):
+        return None
+    if "cost_usd" in a:
+        known = a["cost_usd"] is not None and b["cost_usd"] is not None
+        out["cost_usd"] = round(a["cost_usd"] + b["cost_usd"], 8) if known else None
+    return out
+
+
+def pack_usage(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` as stored: each call's usage once.
+
+    A loop record carries ``generation_usage``, ``evaluation_usage`` and their sum
+    ``usage``, each with a derived ``total_input``: the same counts three times
+    over. When the sum and the totals are exactly what the parts give, only the
+    parts' own figures are stored; :func:`unpack_usage` puts the rest back. Any
+    other record is stored as it is.
+    """
+    gen, ev = (_compact(record.get(name)) for name in _PARTS)
+    whole = record.get("usage")
+    if gen is None or ev is None or not isinstance(whole, Mapping):
+        return dict(record)
+    total = _added(gen, ev)
+    if total is None or dict(whole) != _full(total):
+        return dict(record)
+    packed = {k: v for k, v in record.items() if k != "usage"}
+    packed[_PARTS[0]], packed[_PARTS[1]] = gen, ev
+    return packed
+
+
+def unpack_usage(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored record with its ``usage`` and the parts' ``total_input`` put back."""
+    if "usage" in record or not all(isinstance(record.get(n), Mapping) for n in _PARTS):
+        return record  # stored whole (an older file, or a record of another shape)
+    gen, ev = record[_PARTS[0]], record[_PARTS[1]]
+    total = _added(gen, ev)
+    if total is None or not all(isinstance(gen.get(k), int) for k in _COUNTS):
+        return record
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if key == _PARTS[0]:
+            out["usage"] = _full(total)  # where Iteration.to_record() puts it
+            out[key] = _full(gen)
+        elif key == _PARTS[1]:
+            out[key] = _full(ev)
+        else:
+            out[key] = value
+    return out
 
 
 def judged_score(record: Mapping[str, Any]) -> float | None:

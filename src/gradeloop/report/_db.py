@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from ..errors import HistoryError, InputError, LoopNotFoundError
 from ..history._paths import default_history_path
-from ..history._view import judged_score
+from ..history._view import judged_score, unpack_usage
 
 __all__ = ["Filters", "LoopRow", "ReadOnlyHistory", "RunRow", "rubric_label"]
 
@@ -88,6 +88,14 @@ class ReadOnlyHistory:
         if "loops" not in self._tables and self._tables:
             raise HistoryError(f"{self.path} is a SQLite file but not a gradeloop history")
 
+    @property
+    def _rounds(self) -> str:
+        # Files written since schema 4 keep each loop's round count on its row;
+        # older ones (never migrated here: read-only) are counted.
+        if "loop_totals" in self._tables:
+            return "l.rounds"
+        return "(SELECT count(*) FROM iterations i WHERE i.loop_id = l.loop_id)"
+
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
@@ -119,8 +127,8 @@ class ReadOnlyHistory:
         where, args = _loop_filters(f)
         sql = (
             f"SELECT l.loop_id, l.started_at, l.task, {_LABEL.format(col='l.rubric_json')}"
-            " AS label, (SELECT count(*) FROM iterations i WHERE i.loop_id = l.loop_id)"
-            " AS rounds, l.stop_reason, l.passed, l.final_score, l.finished_at FROM loops l"
+            f" AS label, {self._rounds} AS rounds, l.stop_reason, l.passed, l.final_score,"
+            " l.finished_at FROM loops l"
             f" WHERE {where} ORDER BY l.started_at DESC, l.rowid DESC LIMIT ?"
         )
         rows = self._rows(sql, (*args, max(1, limit)))
@@ -187,7 +195,7 @@ class ReadOnlyHistory:
         its = self._rows(
             "SELECT record_json FROM iterations WHERE loop_id = ? ORDER BY iteration", (loop_id,)
         )
-        records = [json.loads(r[0]) for r in its]
+        records = [unpack_usage(json.loads(r[0])) for r in its]
         finished = loop["finished_at"] is not None
         return {
             "loop_id": loop_id,
