@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from ..errors import HistoryError
 from ._rollup import rollup_migration
+from ._tool_outputs import tool_outputs_migration
 
 __all__ = [
     "MIGRATIONS",
@@ -191,6 +192,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 5: each loop's roll-up (rounds, first and last judged score) and the totals
     # behind `gradeloop stats`, kept by triggers; shadow outcomes indexed by loop.
     rollup_migration(),
+    # 6: the outputs the function-calling tools hand out, so a tool-driven loop can be
+    # read back (a long-lived server keeps only recent loops in memory; a restarted
+    # one continues where the last left off).
+    tool_outputs_migration(),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

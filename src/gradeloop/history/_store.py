@@ -35,6 +35,7 @@ from ._paths import default_history_path
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 from ._sql import connect
 from ._stats import is_complete, stability_from_rows, stats_from_totals
+from ._tool_outputs import ToolOutputs
 from ._view import (
     history_json,
     judged_passed,
@@ -70,13 +71,14 @@ class LoopSummary:
     status: str = "finished"
 
 
-class HistoryStore(AgreementRecords, GradingRecords, BatchRecords):
+class HistoryStore(AgreementRecords, GradingRecords, BatchRecords, ToolOutputs):
     """The SQLite history of optimisation loops.
 
     It also keeps shadow outcomes and judge calibration runs (the methods of
     :class:`~gradeloop.history._agreement.AgreementRecords`), grading runs
-    (:class:`~gradeloop.history._grading.GradingRecords`) and Message Batches jobs
-    (:class:`~gradeloop.history._batches.BatchRecords`).
+    (:class:`~gradeloop.history._grading.GradingRecords`), Message Batches jobs
+    (:class:`~gradeloop.history._batches.BatchRecords`) and the outputs of
+    tool-driven loops (:class:`~gradeloop.history._tool_outputs.ToolOutputs`).
 
     ``path`` defaults to :func:`default_history_path` (under ``$GRADELOOP_HOME``);
     ``":memory:"`` gives a private in-memory store. ``timeout`` is how long, in

@@ -68,6 +68,9 @@ class ToolRunner:
     store (one the runner opened itself is closed by :meth:`close`).
     ``max_iterations`` caps the outputs of one loop (None: no cap);
     ``stagnation_rounds`` ends a loop whose judged scores stop improving (0: never).
+    Every output is also kept in the store, so only the ``keep_loops`` most recently
+    used loops stay in memory; another loop is read back when a call names one of
+    its outputs (also after a restart, from the same history file).
 
     Calls are carried out one at a time (a lock), so one runner may serve a server's
     worker threads.
@@ -83,7 +86,10 @@ class ToolRunner:
         stagnation_rounds: int = 2,
         registry: Registry | None = None,
         config: Mapping[str, Any] | None = None,
+        keep_loops: int = 64,
     ) -> None:
+        if keep_loops < 1:
+            raise ValueError(f"keep_loops must be at least 1, not {keep_loops}")
         if max_iterations is not None and max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1 (or None), not {max_iterations}")
         if stagnation_rounds < 0:
@@ -103,6 +109,8 @@ class ToolRunner:
             max_iterations=max_iterations,
             stagnation_rounds=stagnation_rounds,
             config=settings,
+            registry=registry,
+            keep_loops=keep_loops,
         )
         self._lock = threading.RLock()
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

@@ -18,75 +18,35 @@ What is recorded, and when (the store writes each iteration once):
   the judged scores stop improving over ``stagnation_rounds`` iterations or a
   revision comes back the same text (``"stagnation"``). A loop the model abandons
   stays open: "running" while the process lives, "interrupted" after.
+
+What is kept where: every output handed out gets a ``tool_outputs`` row in the
+store (its loop, its text's key, and the output itself until its record is written),
+so the text index lives on disk. In memory the ledger keeps only the ``keep_loops``
+most recently used loops; any other loop is read back from the store when a call
+names one of its outputs. So a long-lived server stays flat however many calls it
+serves, and a restarted server continues the loops the last one left open.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..grading._grade import Evaluation
+from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
 from ..history._store import HistoryStore, get_optimization_history
-from ..loop._best import best_of, iteration_rank
 from ..loop._result import Iteration, StopReason
 from ..loop._run import new_id, record_shadows
 from ..loop._similarity import DEFAULT_SIMILARITY, similar
 from ..models._usage import Usage
+from ._restore import load_loop
+from ._state import LoopState, Output, content_key, score_of
 
 __all__ = ["Ledger", "LoopState", "Output", "content_key"]
-
-
-def content_key(text: str) -> str:
-    """The key an output is found again by: its text, normalised, hashed."""
-    normal = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-    return hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-@dataclass(eq=False)
-class Output:
-    """One output of a tool-driven loop, and how it came to be."""
-
-    loop: LoopState
-    it: Iteration
-    source: str  # "generated", "revised" or "external" (text the model brought)
-    parent: Output | None = None
-    revision_feedback: str | None = None
-    recorded: bool = False
-
-    @property
-    def output_id(self) -> str:
-        return self.it.output_id
-
-
-@dataclass(eq=False)
-class LoopState:
-    """A tool-driven loop held in memory while the runner lives."""
-
-    loop_id: str
-    task: str
-    rubric: Rubric
-    started: float = field(default_factory=time.perf_counter)
-    outputs: list[Output] = field(default_factory=list)
-    stop_reason: StopReason | None = None
-    final_output_id: str | None = None
-
-    def judged(self) -> list[Output]:
-        return [o for o in self.outputs if o.it.evaluation is not None]
-
-    def best(self) -> Output:
-        """The output the "best" policy returns (an accepted one first, then the top
-        score, ties to the latest); the last one when none was judged."""
-        chosen = best_of(self.outputs, lambda o: iteration_rank(o.it))
-        return chosen if chosen is not None else self.outputs[-1]
-
-
-def _score(out: Output) -> float:
-    return out.it.evaluation.overall_score if out.it.evaluation is not None else -1.0
 
 
 class Ledger:
@@ -99,13 +59,17 @@ class Ledger:
         max_iterations: int | None,
         stagnation_rounds: int,
         config: Mapping[str, Any],
+        registry: Registry | None = None,
+        keep_loops: int = 64,
     ) -> None:
         self.store = store
         self.max_iterations = max_iterations
         self.stagnation_rounds = stagnation_rounds
         self.config = dict(config)
-        self.loops: dict[str, LoopState] = {}
-        self._by_text: dict[str, Output] = {}
+        self.registry = registry
+        self.keep_loops = keep_loops
+        # the most recently used loops, oldest first; the rest are read back on demand
+        self.loops: OrderedDict[str, LoopState] = OrderedDict()
 
     # -- loops and outputs ---------------------------------------------------------
 
@@ -117,7 +81,23 @@ class Ledger:
             rubric=rubric.to_dict(),
             config={**self.config, "mode": "tools", "origin": origin},
         )
+        self._keep(loop)
+        return loop
+
+    def _keep(self, loop: LoopState) -> None:
         self.loops[loop.loop_id] = loop
+        self.loops.move_to_end(loop.loop_id)
+        while len(self.loops) > self.keep_loops:
+            self.loops.popitem(last=False)  # everything it holds is in the store
+
+    def loop(self, loop_id: str) -> LoopState | None:
+        """The tool-driven loop ``loop_id``, from memory or read back from the store."""
+        loop = self.loops.get(loop_id)
+        if loop is None:
+            loop = load_loop(self.store, loop_id, self.registry)
+            if loop is None:
+                return None
+        self._keep(loop)
         return loop
 
     def add(
@@ -139,12 +119,28 @@ class Ledger:
             generation_usage=usage or Usage(),
         )
         out = Output(loop, it, source, parent, revision_feedback)
+        self.store.add_tool_output(
+            loop.loop_id,
+            it.output_id,
+            content_key=content_key(content),
+            iteration=it.iteration,
+            source=source,
+            parent_id=parent.output_id if parent is not None else None,
+            revision_feedback=revision_feedback,
+            pending=it.generation_json() | {"generation_usage": it.generation_usage.to_dict()},
+        )
         loop.outputs.append(out)
-        self._by_text[content_key(content)] = out  # the latest output with a text wins
         return out
 
     def find(self, text: str) -> Output | None:
-        return self._by_text.get(content_key(text))
+        """The latest output with this text, in whichever loop holds it."""
+        found = self.store.tool_output_for(content_key(text))
+        if found is None:
+            return None
+        loop = self.loop(found[0])
+        if loop is None:
+            return None
+        return next((o for o in reversed(loop.outputs) if o.output_id == found[1]), None)
 
     def at_cap(self, loop: LoopState) -> bool:
         return self.max_iterations is not None and len(loop.outputs) >= self.max_iterations
@@ -184,7 +180,7 @@ class Ledger:
         ):
             return "stagnation"  # the revision did not change the text
         k = self.stagnation_rounds
-        scores = [_score(o) for o in out.loop.judged()]
+        scores = [score_of(o) for o in out.loop.judged()]
         if k and len(scores) > k and max(scores[-k:]) <= max(scores[:-k]):
             return "stagnation"
         return None
@@ -202,6 +198,7 @@ class Ledger:
             "revision_feedback": out.revision_feedback,
         }
         self.store.add_iteration(out.loop.loop_id, record)
+        self.store.settle_tool_output(out.output_id)
         record_shadows(self.store, out.loop.loop_id, out.it)
         out.recorded = True
 
@@ -221,7 +218,7 @@ class Ledger:
     def history(self, loop_id: str | None) -> dict[str, Any]:
         """The stored history JSON, with this runner's not-yet-recorded outputs merged in."""
         data = get_optimization_history(loop_id, store=self.store)
-        loop = self.loops.get(str(data["loop_id"]))
+        loop = self.loop(str(data["loop_id"]))
         if loop is None:
             return data
         stored = {e["output_id"]: e for e in data["iterations"]}
