@@ -66,10 +66,11 @@ def judge_request_text(criteria: Sequence[Criterion], *, json_mode: bool = False
 
 def request_size(criteria: Sequence[Criterion]) -> dict[str, Any]:
     """What the judge is asked: its keys, and the sizes of its system prompt and schema."""
-    from ..models._wire import wire_spec
-
     if not criteria:
+        # a rubric the judge answers nothing of: no schema, and no SDK import for one
         return {"keys": [], "system_chars": 0, "schema_chars": 0}
+    from ..models._wire import wire_spec  # imports the anthropic SDK
+
     return {
         "keys": [c.key for c in criteria],
         "system_chars": len(judge_system(criteria)),
