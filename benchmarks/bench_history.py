@@ -7,8 +7,9 @@ zero-latency fakes writing ~1 KB drafts judged on five criteria): a small one of
 10 loops and a large one of ``--loops`` loops (default 10,000), ``--rounds``
 rounds each (default 10), so 100 and 100,000 rounds. Then times, on each:
 
-* ``gradeloop history`` (the newest 20 loops) and ``gradeloop history ID`` (one
-  loop round by round, its id given in full and as a 12-character prefix), run
+* ``gradeloop history --limit 10`` (the newest 10 loops: as many as the small
+  store has, so both print the same table) and ``gradeloop history ID`` (one loop
+  round by round, its id given in full and as a 12-character prefix), run
   in-process with their output thrown away;
 * ``gradeloop stats``;
 * ``get_optimization_history(ID, store=...)`` on an open store, and the store
@@ -17,7 +18,8 @@ rounds each (default 10), so 100 and 100,000 rounds. Then times, on each:
 and prints each figure at both sizes and the ratio (target: within 2x). Also the
 bytes per round on disk and the time to write a round. ``--db`` keeps the large
 store at PATH and reuses it when it is already full (filling takes minutes).
-Times are the best of several runs, in milliseconds of wall time.
+Times are the best of 15 runs, in milliseconds of wall time, the two stores timed
+in turn so that a busy moment of the machine hits both.
 """
 
 from __future__ import annotations
@@ -79,15 +81,6 @@ def fill(store: HistoryStore, loops: int, rounds: int, *, quiet: bool = False) -
     return (time.perf_counter() - start) * 1000 / (loops * rounds)
 
 
-def best_ms(fn: Callable[[], object], runs: int = 7) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best * 1000
-
-
 def quiet_cli(*argv: str) -> None:
     with contextlib.redirect_stdout(io.StringIO()):
         code = cli(list(argv))
@@ -95,26 +88,37 @@ def quiet_cli(*argv: str) -> None:
         raise SystemExit(f"gradeloop {' '.join(argv)} exited {code}")
 
 
-def measure(path: Path) -> dict[str, float]:
-    """The four reads on the store at ``path`` (ms)."""
-    with HistoryStore(path) as store:
-        ids = [s.loop_id for s in store.list_loops(limit=10**9)]
-        middle = ids[len(ids) // 2]  # neither the newest nor the oldest
-        db = str(path)
-        figures = {
-            "history (list 20)": best_ms(lambda: quiet_cli("history", "--db", db)),
-            "history ID (full id)": best_ms(lambda: quiet_cli("history", middle, "--db", db)),
-            "history ID (prefix)": best_ms(lambda: quiet_cli("history", middle[:12], "--db", db)),
-            "stats": best_ms(lambda: quiet_cli("stats", "--db", db)),
-            "get_optimization_history": best_ms(
-                lambda: get_optimization_history(middle, store=store), runs=21
-            ),
-            # the library calls under the commands, without the CLI's fixed cost
-            "store.list_loops(20)": best_ms(lambda: store.list_loops(limit=20), runs=21),
-            "store.resolve(prefix)": best_ms(lambda: store.resolve(middle[:12]), runs=21),
-            "store.stats()": best_ms(store.stats, runs=21),
-        }
-    return figures
+def reads(store: HistoryStore) -> dict[str, Callable[[], object]]:
+    """The reads timed on ``store``, by name."""
+    ids = [s.loop_id for s in store.list_loops(limit=10**9)]
+    middle = ids[len(ids) // 2]  # neither the newest nor the oldest
+    db = str(store.path)
+    return {
+        # 10 rows: all the small store has, so both render the same table
+        "history --limit 10": lambda: quiet_cli("history", "--limit", "10", "--db", db),
+        "history ID (full id)": lambda: quiet_cli("history", middle, "--db", db),
+        "history ID (prefix)": lambda: quiet_cli("history", middle[:12], "--db", db),
+        "stats": lambda: quiet_cli("stats", "--db", db),
+        "get_optimization_history": lambda: get_optimization_history(middle, store=store),
+        # the library calls under the commands, without the CLI's fixed cost
+        "store.list_loops(10)": lambda: store.list_loops(limit=10),
+        "store.resolve(prefix)": lambda: store.resolve(middle[:12]),
+        "store.stats()": store.stats,
+    }
+
+
+def compare(small: Path, large: Path, runs: int = 15) -> dict[str, tuple[float, float]]:
+    """Best-of-``runs`` ms of each read on both stores, the two timed in turn."""
+    with HistoryStore(small) as a, HistoryStore(large) as b:
+        ra, rb = reads(a), reads(b)
+        best = {name: [float("inf"), float("inf")] for name in ra}
+        for _ in range(runs):
+            for name in ra:
+                for i, fn in enumerate((ra[name], rb[name])):
+                    start = time.perf_counter()
+                    fn()
+                    best[name][i] = min(best[name][i], time.perf_counter() - start)
+    return {name: (x * 1000, y * 1000) for name, (x, y) in best.items()}
 
 
 def rounds_in(path: Path) -> int:
@@ -156,12 +160,12 @@ def main() -> None:
             with HistoryStore(large):  # opening migrates an older file once
                 pass
         n_small, n_large = rounds_in(small), rounds_in(large)
-        few, many = measure(small), measure(large)
+        figures = compare(small, large)
         print(f"\n{'read':<28}{n_small:>10,} rounds{n_large:>14,} rounds{'ratio':>8}")
-        for name, base in few.items():
-            ratio = many[name] / base
+        for name, (few, many) in figures.items():
+            ratio = many / few
             flag = "" if ratio <= 2 else "  > 2x"
-            print(f"{name:<28}{base:>13.2f} ms{many[name]:>17.2f} ms{ratio:>7.2f}x{flag}")
+            print(f"{name:<28}{few:>13.2f} ms{many:>17.2f} ms{ratio:>7.2f}x{flag}")
         print(
             f"\non disk: {size_per_round(large) / 1024:.2f} KiB a round "
             f"({large.stat().st_size / 2**20:.0f} MiB for {n_large:,} rounds, ~1 KB drafts, "
