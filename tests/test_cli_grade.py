@@ -4,6 +4,7 @@ the console script in a subprocess (``gradeloop``) to prove it works end to end.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -32,12 +33,69 @@ def test_the_example_offline_lists_every_criterion_and_is_not_accepted() -> None
     assert "imports 'requests'" in ran.out
 
 
-def test_json_output_is_the_seed_evaluation_shape() -> None:
+def test_json_output_is_the_seed_evaluation_shape_and_says_what_was_not_checked() -> None:
     ran = cli("grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--json")
     data = json.loads(ran.out)
-    assert set(data) == {"output_id", "criteria", "overall_score", "passed"}
+    assert set(data) == {"output_id", "criteria", "overall_score", "passed", "not_checked"}
+    assert re.fullmatch(r"out_[0-9a-f]{12}", data["output_id"])  # a real id, not ""
     assert [c["name"] for c in data["criteria"]][:2] == ["api_cited", "code_runs"]
     assert data["passed"] is False
+    assert data["overall_score"] is None  # not computed: three keys were not checked
+    assert data["not_checked"] == ["api_cited", "errors_named", "no_invention"]
+    by_key = {c["name"]: c for c in data["criteria"]}
+    skipped, failed = by_key["api_cited"], by_key["code_runs"]
+    assert {"name", "weight", "score", "passed"} <= set(skipped)  # the seed's fields stay
+    assert (skipped["status"], skipped["filled_by"]) == ("not_checked", "judge")
+    assert (failed["status"], failed["filled_by"]) == ("failed", "code_runs")
+    assert isinstance(failed["issues"], list) and len(failed["issues"]) == 2
+    assert "imports 'requests'" in failed["issues"][0]
+
+
+def test_the_output_id_is_the_one_the_history_records(gradeloop_home: Path) -> None:
+    from gradeloop import HistoryStore
+
+    data = json.loads(cli("grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--json").out)
+    with HistoryStore(gradeloop_home / "history.db") as store:
+        [run] = store.list_grading_runs()
+        stored = store.grading_run(run.run_id)["drafts"][0]["evaluation"]
+    assert stored["output_id"] == data["output_id"]
+
+
+def test_code_only_never_blames_a_score_made_of_unchecked_keys(tmp_path: Path) -> None:
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(
+        "pass_score = 8\n" + CODE_ONLY + '\n[[criteria]]\nkey = "tone"\ndescription = "Kind."\n',
+        encoding="utf-8",
+    )
+    ran = cli("grade", "-", "--rubric", str(rubric), "--code-only", stdin="A short note.")
+    assert ran.code == 1
+    assert "pass_score" not in ran.out and "overall 0.00" not in ran.out
+    last = ran.out.strip().splitlines()[-1]
+    assert (
+        last == "overall not computed (1 key not checked)  NOT ACCEPTED: 1 key not checked (tone)"
+    )
+    # every key checked: the figure and the pass score are real again
+    rubric.write_text("pass_score = 8\n" + CODE_ONLY, encoding="utf-8")
+    ok = cli("grade", "-", "--rubric", str(rubric), stdin="A short note.")
+    assert ok.code == 0 and ok.out.strip().endswith("overall 10.00/10  ACCEPTED")
+
+
+def test_a_checker_that_raises_has_status_error(tmp_path: Path) -> None:
+    (tmp_path / "boom.py").write_text(
+        "from gradeloop import checker\n\n@checker('boom')\ndef boom(text):\n"
+        "    raise RuntimeError('bad day')\n",
+        encoding="utf-8",
+    )
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(
+        'plugins = ["boom.py"]\n[[criteria]]\nkey = "k"\ndescription = "d"\nchecker = "boom"\n'
+        + CODE_ONLY,
+        encoding="utf-8",
+    )
+    data = json.loads(cli("grade", "-", "--rubric", str(rubric), "--json", stdin="Hi.").out)
+    statuses = {c["name"]: c["status"] for c in data["criteria"]}
+    assert statuses == {"k": "error", "short": "met"}
+    assert data["overall_score"] == 5.0 and data["passed"] is False
 
 
 def test_a_code_only_rubric_needs_no_key_and_exits_0_when_accepted(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,26 @@ def test_the_headphones_rubric_reproduces_seed_003() -> None:
     )
     assert result.to_json()["improvement_trajectory"] == [7.5, 8.8]
     assert result.passed is True
+
+
+def test_the_readme_says_what_the_offline_example_shows() -> None:
+    from tests.cli_helpers import cli
+
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    intro = readme.split("## Try it", 1)[1].split("```sh", 1)[0]
+    ran = cli(
+        "grade",
+        "examples/payments-guide/draft.md",
+        "--rubric",
+        "examples/payments-guide/rubric.toml",
+        "--code-only",
+        "--json",
+        "--no-history",
+    )
+    assert ran.code == 1  # as the README says
+    criteria = json.loads(ran.out)["criteria"]
+    failed = [c["name"] for c in criteria if c["status"] == "failed"]
+    assert failed == ["code_runs", "sentence_len"]
+    for key in failed:  # every key that fails is named, not only the unchecked ones
+        assert f"`{key}`" in intro, key
+    assert "not checked" in intro and "requests" in intro and "58 words" in intro

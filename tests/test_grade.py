@@ -118,10 +118,13 @@ def test_seed_003_weighted_overall(reg: Registry) -> None:
     data = ev.to_json()
     assert data["overall_score"] == 7.5 and data["passed"] is False
     assert data["criteria"][1] == {
-        "name": "persuasiveness",
+        "name": "persuasiveness",  # the seed's four fields...
         "weight": 0.4,
         "score": 6.0,
         "passed": False,
+        "filled_by": "judge",  # ...and who filled it, how it came out, and why
+        "status": "failed",
+        "issues": ["scored 6, needs 7"],
     }
 
 

@@ -187,6 +187,9 @@ def test_seed_example_through_the_tools_linked_into_one_history(store: HistorySt
         "weight": 0.4,
         "score": 6.0,
         "passed": False,
+        "filled_by": "judge",
+        "status": "failed",
+        "issues": ["scored 6, needs 7"],
     }
     assert (e1["overall_score"], e1["passed"]) == (7.5, False)
     assert "improvement_from_previous" not in e1  # nothing before it

@@ -16,6 +16,7 @@ from ..grading._grade import Evaluation, grade
 from ..grading._rubric import Rubric
 from ..grading._shadow import ShadowResult, ShadowSide, judge_request
 from ..history._grading import GradedDraft
+from ..loop._run import new_id
 from . import _grade_many
 from ._io import add_db_option, console, print_json, read_task, read_text
 from ._models import (
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         reference=reference,
         metadata=metadata,
     )
+    evaluation = evaluation.with_ids(new_id("out"))  # the id the history records it under
     item = "stdin" if args.draft == "-" else Path(args.draft).name
     record_grading(
         args, rubric, [GradedDraft(item, draft, evaluation, task)], origin="grade", judge=judge
@@ -145,7 +147,8 @@ def render(evaluation: Evaluation) -> None:
         table.add_column(column)
     for c in evaluation.criteria:
         result = "not checked" if not c.checked else ("pass" if c.passed else "FAIL")
-        row = [c.key, c.filled_by, result, f"{c.score:g}", f"{c.weight:g}"]
+        score = f"{c.score:g}" if c.checked else "-"
+        row = [c.key, c.filled_by, result, score, f"{c.weight:g}"]
         if sampled:
             row.append(agreement_text(c.agreement, c.samples))
         table.add_row(*(escape(x) for x in row))
@@ -159,23 +162,38 @@ def render(evaluation: Evaluation) -> None:
         out.print("\nshadows (recorded, never deciding):")
         for shadow in evaluation.shadows:
             out.print(f"  - {describe_shadow(shadow)}", markup=False, soft_wrap=True)
-    verdict = "ACCEPTED" if evaluation.accepted else "NOT ACCEPTED"
-    detail = ""
-    if not evaluation.accepted:
-        failed = [k for k in evaluation.failed_keys if k not in evaluation.not_checked]
-        parts = []
-        if failed:
-            parts.append("failed: " + ", ".join(failed))
-        if evaluation.not_checked:
-            parts.append(
-                "not checked (judge keys, --code-only): " + ", ".join(evaluation.not_checked)
-            )
-        detail = " (" + "; ".join(parts) + ")" if parts else ""
-    out.print(
-        f"\noverall {evaluation.overall_score:.2f}/10  {verdict}{detail}",
-        markup=False,
-        soft_wrap=True,
-    )
+    out.print("\n" + overall_line(evaluation), markup=False, soft_wrap=True)
+
+
+def overall_line(evaluation: Evaluation) -> str:
+    """``overall 7.50/10  ACCEPTED``, or why not; never a score made of unchecked keys."""
+    unchecked = evaluation.not_checked
+    if unchecked:
+        score = f"overall not computed ({_keys(len(unchecked))} not checked)"
+    else:
+        score = f"overall {evaluation.overall_score:.2f}/10"
+    if evaluation.accepted:
+        return f"{score}  ACCEPTED"
+    parts = []
+    if unchecked:
+        parts.append(f"{_keys(len(unchecked))} not checked ({', '.join(unchecked)})")
+    failed = [k for k in evaluation.failed_keys if k not in unchecked]
+    if failed:
+        parts.append("failed: " + ", ".join(failed))
+    if not parts:  # every key met: the pass score or the judge's own claim said no
+        parts.append(_gate_reason(evaluation))
+    return f"{score}  NOT ACCEPTED: " + "; ".join(parts)
+
+
+def _keys(n: int) -> str:
+    return f"{n} key" if n == 1 else f"{n} keys"
+
+
+def _gate_reason(evaluation: Evaluation) -> str:
+    for issue in evaluation.verdict.issues:
+        if "pass_score" in issue or "did not pass the draft" in issue:
+            return issue
+    return "the judge did not pass it"
 
 
 def agreement_text(agreement: float | None, samples: Sequence[bool | float]) -> str:

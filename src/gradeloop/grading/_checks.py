@@ -173,7 +173,7 @@ def run_checker(
         raw = info.fn(text, **kwargs)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
         telemetry.record_error(exc)
-        return CheckResult(
+        return CheckerFailure(
             passed=False,
             issues=[f"checker {info.name!r} raised {type(exc).__name__}: {exc}"],
         )
@@ -181,9 +181,15 @@ def run_checker(
         return raw
     if isinstance(raw, bool):
         return CheckResult(passed=raw)
-    return CheckResult(
+    return CheckerFailure(
         passed=False,
         issues=[
             f"checker {info.name!r} returned {type(raw).__name__}, expected CheckResult or bool"
         ],
     )
+
+
+@dataclass(frozen=True)
+class CheckerFailure(CheckResult):
+    """A failed result that is the checker's fault (it raised, or returned junk),
+    not the draft's: reported with status ``error``."""

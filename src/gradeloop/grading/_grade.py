@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._calls import judge_calls
-from ._checks import run_checker
+from ._checks import CheckerFailure, run_checker
 from ._context import CheckContext, make_context
 from ._registry import Registry, default_registry
 from ._rubric import Criterion, Rubric
@@ -31,6 +31,7 @@ from ._strict import WireError, strict_verdict
 from ._verdict import Verdict, accepted
 
 Source = Literal["code", "judge"]
+Status = Literal["met", "failed", "not_checked", "error"]
 
 
 @runtime_checkable
@@ -46,7 +47,8 @@ class CriterionResult:
 
     ``score`` is on 0-10 (pass/fail criteria score 10 or 0); ``passed`` is whether
     the key is met; ``checked`` is False only for judge keys skipped in code-only
-    grading, which are never met.
+    grading, which are never met. ``error`` says why no answer could be had (a
+    checker that raised, a judge that left the key out); such a key is not met.
     """
 
     key: str
@@ -60,18 +62,33 @@ class CriterionResult:
     checked: bool = True
     agreement: float | None = None
     samples: tuple[bool | float, ...] = ()
+    error: str | None = None
 
     @property
     def name(self) -> str:
         """The criterion's key (the seed's JSON calls it ``name``)."""
         return self.key
 
+    @property
+    def status(self) -> Status:
+        """``"met"``, ``"failed"``, ``"not_checked"`` (skipped) or ``"error"``."""
+        if not self.checked:
+            return "not_checked"
+        if self.error is not None:
+            return "error"
+        return "met" if self.passed else "failed"
+
     def to_json(self) -> dict[str, Any]:
+        """The seed's fields (``name``, ``weight``, ``score``, ``passed``, ``feedback``)
+        plus ``filled_by``, ``status`` and ``issues`` (a list)."""
         out: dict[str, Any] = {
             "name": self.key,
             "weight": self.weight,
             "score": _round(self.score),
             "passed": self.passed,
+            "filled_by": self.filled_by,
+            "status": self.status,
+            "issues": list(self.issues),
         }
         if self.feedback:
             out["feedback"] = self.feedback
@@ -154,13 +171,19 @@ class Evaluation:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Seed 003's evaluation JSON, as a JSON-ready dict."""
+        """Seed 003's evaluation JSON, as a JSON-ready dict.
+
+        With keys not checked (code-only grading) there is no overall score to give:
+        ``overall_score`` is null and ``not_checked`` lists those keys.
+        """
         out: dict[str, Any] = {
             "output_id": self.output_id,
             "criteria": [c.to_json() for c in self.criteria],
-            "overall_score": _round(self.overall_score),
+            "overall_score": _round(self.overall_score) if not self.not_checked else None,
             "passed": self.accepted,
         }
+        if self.not_checked:
+            out["not_checked"] = list(self.not_checked)
         if self.improvement_from_previous is not None:
             out["improvement_from_previous"] = _round(self.improvement_from_previous)
         if self.shadows:
@@ -444,7 +467,9 @@ def _from_check(
     try:
         info = reg.info(c.checker)
     except GradeloopError as exc:  # registry changed since the rubric loaded
-        return CriterionResult(c.key, c.weight, 0.0, False, "code", c.checker, (str(exc),))
+        return CriterionResult(
+            c.key, c.weight, 0.0, False, "code", c.checker, (str(exc),), error=str(exc)
+        )
     result = run_checker(info, draft, c.options, context)
     if c.scale == "score":
         score = result.score if result.score is not None else (10.0 if result.passed else 0.0)
@@ -464,6 +489,7 @@ def _from_check(
         filled_by=c.checker,
         issues=issues,
         feedback="; ".join(issues) or None,
+        error="; ".join(result.issues) if isinstance(result, CheckerFailure) else None,
     )
 
 
@@ -489,6 +515,7 @@ def _judged_result(c: Criterion, v: Verdict) -> CriterionResult:
                 "judge",
                 (f"the judge gave no score for {c.key!r}",),
                 fb,
+                error="no score",
             )
         score = float(raw)  # call_judge let only integers 1-10 through: never clamped
         met = score >= c.pass_threshold  # decided here, never by the judge's boolean
@@ -538,7 +565,9 @@ def merge(
         issues.extend(verdict.issues)
         issues.extend(f"{r.key}: {i}" for r in ordered if r.source == "judge" for i in r.issues)
     below = rubric.pass_score is not None and score < rubric.pass_score
-    if below:
+    # With keys not checked the score is no real figure (they count 0), so it is not
+    # blamed: the gate already fails on the unchecked keys themselves.
+    if below and all(r.checked for r in ordered):
         issues.append(
             f"overall score {score:.2f} is below the rubric's pass_score {rubric.pass_score:g}"
         )
