@@ -247,3 +247,14 @@ def test_cli_view_on_a_busy_port_exits_2(history: tuple[Path, FixtureIds]) -> No
         port = v.url.rsplit(":", 1)[1].strip("/")
         ran = cli("view", "--db", str(db), "--port", port)
     assert ran.code == 2 and f"cannot listen on 127.0.0.1:{port}" in ran.err
+
+
+def test_a_long_list_says_it_is_cut(viewer: Viewer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradeloop.report import _pages
+
+    monkeypatch.setattr(_pages, "LIST_LIMIT", 2)
+    _, page, _ = get(viewer, "/")
+    assert len(loops_listed(page)) == 2 and "the 2 newest shown" in page
+    monkeypatch.setattr(_pages, "LIST_LIMIT", 3)
+    _, page, _ = get(viewer, "/")
+    assert len(loops_listed(page)) == 3 and "newest shown" not in page

@@ -16,6 +16,9 @@ from ._loop import loop_section, loop_status, plot_for
 
 __all__ = ["compare_page", "index_page", "item_page", "query_filters", "report_document"]
 
+#: Loops (and grading runs) a list page shows at most.
+LIST_LIMIT = 200
+
 _NAV = join(
     [
         el("a", "gradeloop", href="/"),
@@ -210,17 +213,24 @@ def _compare_form(loops: Sequence[LoopRow], runs: Sequence[RunRow]) -> Safe:
 
 def index_page(db: ReadOnlyHistory, filters: Filters, query: Mapping[str, str]) -> str:
     """The list of loops (filtered) and of grading runs, with the compare form."""
-    loops = db.loops(filters)
-    runs = db.runs()
+    loops = db.loops(filters, limit=LIST_LIMIT + 1)  # one more tells whether any were cut
+    runs = db.runs(limit=LIST_LIMIT)
+    capped = (
+        el("p", f"the {LIST_LIMIT} newest shown; narrow the filters", class_="muted capped")
+        if len(loops) > LIST_LIMIT
+        else Safe("")
+    )
+    loops = loops[:LIST_LIMIT]
     body = [
         el("h1", "recorded loops", id="loops"),
         el("p", f"{db.path}", class_="muted"),
         _filter_form(db.choices(), query),
         _loop_rows(loops, "page"),
+        capped,
         el("h2", "grading runs", id="runs"),
         _run_rows(runs, "page"),
         el("h2", "compare two loops or two grading runs"),
-        _compare_form(db.loops(limit=200), runs),
+        _compare_form(loops, runs),
     ]
     return page("gradeloop: loops", join(body), nav=_NAV)
 
