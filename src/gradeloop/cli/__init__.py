@@ -2,8 +2,9 @@
 
 Every command is a module with ``add_parser(subparsers)`` and ``run(args) -> int``.
 Exit codes: 0 success (accepted / passed), 1 a clean "no" (not accepted / not
-passed), 2 bad input or missing configuration, 130 interrupted. No traceback
-reaches the user unless ``GRADELOOP_DEBUG=1``.
+passed), 2 bad input, missing configuration or a model server that failed (cannot
+be reached, refuses, times out, answers garbage), 3 a bug in gradeloop, 130
+interrupted. No traceback reaches the user unless ``GRADELOOP_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from . import (
     _report,
     _view,
 )
-from ._models import close_resources
+from ._models import close_resources, model_failure
 
 COMMANDS = (
     _grade,
@@ -116,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("GRADELOOP_DEBUG"):
             raise
+        failure = model_failure(exc)  # the server's fault, not a bug: exit 2, one line
+        if failure is not None:
+            print(f"gradeloop: error: {failure}", file=sys.stderr)
+            return 2
         print(
             f"gradeloop: internal error: {type(exc).__name__}: {exc} "
             "(set GRADELOOP_DEBUG=1 for a traceback, and please report it)",

@@ -22,7 +22,7 @@ from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
-from ._compare import rubric_label
+from ._compare import rubric_label, server_down
 from ._jsonl import LabelledItem
 from ._suggest import Disagreement
 
@@ -210,7 +210,9 @@ def calibrate(
     draft), so the figures describe the judge as it runs. Without a judge, labels
     on judge-filled keys raise :class:`~gradeloop.errors.JudgeRequiredError`; a
     judge *shadow* is left unrated. ``previous`` is an
-    earlier run's :meth:`CalibrationReport.to_json`, for the deltas.
+    earlier run's :meth:`CalibrationReport.to_json`, for the deltas. A judge whose
+    API fails before any draft was judged raises its :class:`JudgeError` at once
+    (the server is not there); later failures are counted in ``judge_failures``.
     """
     use_judge = needs_judge(rubric, items) and judge is not None
     if judge is None:
@@ -218,6 +220,7 @@ def calibrate(
     pairs: dict[tuple[str, Role], _Pairs] = {}
     failures: list[tuple[str, str]] = []
     disagreements: list[Disagreement] = []
+    judged = 0
     for item in items:
         try:
             ev = grade(
@@ -230,7 +233,10 @@ def calibrate(
                 skip_judge=not use_judge,
                 registry=registry,
             )
+            judged += 1
         except JudgeError as exc:
+            if server_down(exc, judged_before=judged):
+                raise
             failures.append((item.output_id, f"{exc.reason}: {exc}"))
             # checkers still answered; the judge's labels on this draft go unrated
             ev = grade(

@@ -142,6 +142,13 @@ class CompareReport:
         }
 
 
+def server_down(exc: JudgeError, *, judged_before: int) -> bool:
+    """Whether a judge failure means the model server is not there: its API failed
+    (after the client's retries) before any draft was judged. Grading every other
+    draft would only fail the same way, slowly."""
+    return exc.reason == "api_error" and judged_before == 0
+
+
 def compare(
     items: Iterable[DraftItem],
     rubric: Rubric,
@@ -155,7 +162,9 @@ def compare(
 
     A judge failure on one draft is counted (``judge_failures``); that draft's
     code-filled sides are still graded (its judge sides count as skipped) and the
-    run goes on. With ``store``, every shadow outcome is stored under the draft's id.
+    run goes on - except when the judge's API fails before any draft was judged:
+    the server is not there, and the :class:`JudgeError` is raised at once. With
+    ``store``, every shadow outcome is stored under the draft's id.
     """
     report = CompareReport(rubric)
     asked = judge_request(rubric) if judge is not None else ()
@@ -174,6 +183,8 @@ def compare(
                     registry=registry,
                 ).with_ids(item.output_id)
             except JudgeError as exc:
+                if server_down(exc, judged_before=report.drafts - 1 - len(report.judge_failures)):
+                    raise
                 report.judge_failures.append((item.output_id, f"{exc.reason}: {exc}"))
                 # the code sides still answered: keep them (judge sides become skipped)
                 evaluation = grade(

@@ -13,7 +13,7 @@ from ..errors import NotAnAnswer
 from ._aclient import AsyncTwin
 from ._client import describe_api_error, generator_model, make_client
 from ._prompts import revision_prompt
-from ._reply import first_text
+from ._reply import UNREADABLE, first_text, unreadable
 from ._usage import Metered
 
 __all__ = ["AnthropicGenerator"]
@@ -75,6 +75,8 @@ class AnthropicGenerator(Metered):
         except anthropic.APIError as exc:
             self._record("generate", self.model, started, error=describe_api_error(exc))
             raise
+        except UNREADABLE as exc:  # the server answered, but not with an API response
+            raise self._unreadable(exc, started) from exc
         return self._text(reply, started)
 
     async def agenerate(
@@ -92,6 +94,8 @@ class AnthropicGenerator(Metered):
         except anthropic.APIError as exc:
             self._record("generate", self.model, started, error=describe_api_error(exc))
             raise
+        except UNREADABLE as exc:
+            raise self._unreadable(exc, started) from exc
         return self._text(reply, started)
 
     async def aclose(self) -> None:
@@ -110,6 +114,11 @@ class AnthropicGenerator(Metered):
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
         return request
+
+    def _unreadable(self, exc: BaseException, started: float) -> NotAnAnswer:
+        failure = unreadable(exc)
+        self._record("generate", self.model, started, error=str(failure))
+        return failure
 
     def _text(self, reply: Any, started: float) -> str:
         try:

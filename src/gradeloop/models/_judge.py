@@ -26,7 +26,7 @@ from ._aclient import AsyncTwin
 from ._client import describe_api_error, judge_model, make_client
 from ._digest import request_digest
 from ._prompts import judge_system, judge_user, repair_request
-from ._reply import FINISHED, first_text
+from ._reply import FINISHED, UNREADABLE, first_text, unreadable
 from ._usage import CallKind, CallRecord, Metered, Usage
 from ._wire import WireError, WireSpec, looks_like_json, wire_spec
 
@@ -371,6 +371,8 @@ class AnthropicJudge(Metered):
             reply = self.client.messages.parse(**request)
         except anthropic.APIError as exc:
             raise self._api_failure(step.kind, exc, started, trace) from exc
+        except UNREADABLE as exc:  # the server answered, but not with an API response
+            raise self._unreadable(step.kind, exc, started, trace) from exc
         return self._answer(step.kind, reply, started, key, trace)
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
@@ -387,6 +389,8 @@ class AnthropicJudge(Metered):
                 reply = await aclient.messages.parse(**request)
         except anthropic.APIError as exc:
             raise self._api_failure(step.kind, exc, started, trace) from exc
+        except UNREADABLE as exc:
+            raise self._unreadable(step.kind, exc, started, trace) from exc
         return self._answer(step.kind, reply, started, key, trace)
 
     def _lookup(self, step: _Step, request: dict[str, Any]) -> tuple[str | None, _Answer | None]:
@@ -414,6 +418,15 @@ class AnthropicJudge(Metered):
             f"the judge's API call failed after the client's retries: {detail}",
             reason="api_error",
         )
+
+    _api_name = "Messages API"  # what a subclass's server speaks, for error messages
+
+    def _unreadable(
+        self, kind: CallKind, exc: BaseException, started: float, trace: _Trace
+    ) -> JudgeError:
+        failure = unreadable(exc, api=self._api_name)
+        trace.records.append(self._record(kind, self.model, started, error=str(failure)))
+        return JudgeError(f"the judge gave no verdict: {failure}", reason="api_error")
 
     def _answer(
         self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace

@@ -38,6 +38,7 @@ from ._judge import (
 from ._judge import _judged as judged_criteria
 from ._oai_reply import chat_reply, chat_text
 from ._prompts import judge_system, judge_user, repair_request, revision_prompt
+from ._reply import UNREADABLE, unreadable
 from ._usage import CallKind, Metered
 from ._wire import WireError, WireSpec, looks_like_json, wire_spec
 
@@ -122,6 +123,8 @@ class OpenAICompatibleJudge(AnthropicJudge):
     judging). :meth:`aevaluate` runs the same flow with the request in a worker
     thread.
     """
+
+    _api_name = "chat completions"
 
     gen_ai_system = "openai"  # what its OpenTelemetry spans name as the provider
 
@@ -256,6 +259,8 @@ class OpenAICompatibleJudge(AnthropicJudge):
             reply = client.chat.completions.create(**request)
         except openai.APIError as exc:
             raise self._oai_failure(step.kind, exc, started, trace) from exc
+        except UNREADABLE as exc:  # the server answered, but not with an API response
+            raise self._unreadable(step.kind, exc, started, trace) from exc
         return self._answer(step.kind, reply, started, key, trace)
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
@@ -337,6 +342,10 @@ class OpenAICompatibleGenerator(Metered):
         except openai.APIError as exc:
             self._record("generate", self.model, started, error=_describe(exc))
             raise
+        except UNREADABLE as exc:  # the server answered, but not with an API response
+            failure = unreadable(exc, api="chat completions")
+            self._record("generate", self.model, started, error=str(failure))
+            raise failure from exc
         seen = chat_reply(reply)
         try:
             text = chat_text(reply)

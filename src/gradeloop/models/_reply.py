@@ -25,11 +25,25 @@ from typing import Any
 
 from ..errors import NotAnAnswer
 
-__all__ = ["FINISHED", "first_text"]
+__all__ = ["FINISHED", "UNREADABLE", "first_text", "unreadable"]
 
 #: Stop reasons after which the text in a reply is the whole answer. ``None`` is
 #: here because simple fakes often leave the field out.
 FINISHED = frozenset({"end_turn", "stop_sequence", None})
+
+
+#: What an SDK raises while reading a server's answer that is not an API response at
+#: all (an HTML page, cut-off JSON, the wrong JSON): a reply, but not an answer.
+UNREADABLE = (ValueError, TypeError, AttributeError)
+
+
+def unreadable(exc: BaseException, api: str = "Messages API") -> NotAnAnswer:
+    """The :class:`NotAnAnswer` for a server's answer the SDK could not read."""
+    return NotAnAnswer(
+        f"no text block: the server's answer is not a {api} response "
+        f"({type(exc).__name__}: {str(exc)[:200]}); is the base URL a {api} server?",
+        reason="no_text",
+    )
 
 
 def first_text(reply: Any) -> str:
@@ -39,6 +53,12 @@ def first_text(reply: Any) -> str:
     ``stop_reason`` and ``content`` (blocks with ``.type``; a non-text block need
     not have ``.text`` at all).
     """
+    if not (hasattr(reply, "content") or hasattr(reply, "stop_reason")):
+        raise NotAnAnswer(
+            "no text block: the server's answer is not a Messages API message (a "
+            f"{type(reply).__name__}); is the base URL a Messages API server?",
+            reason="no_text",
+        )
     stop = getattr(reply, "stop_reason", None)
     if stop == "refusal":
         details = getattr(reply, "stop_details", None)
