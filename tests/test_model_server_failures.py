@@ -87,6 +87,17 @@ def commands(base_url: str, tmp_path: Path) -> dict[str, list[str]]:
     model = ["--base-url", base_url, "--no-history"]
     return {
         "grade": ["grade", "--rubric", RUBRIC, str(EXAMPLE / "draft.md"), *model],
+        "grade --drafts": [
+            "grade",
+            "--rubric",
+            RUBRIC,
+            "--drafts",
+            str(EXAMPLE / "drafts.jsonl"),
+            "--task-file",
+            TASK,
+            "--quiet",
+            *model,
+        ],
         "optimize": ["optimize", "--rubric", RUBRIC, "--task-file", TASK, *model],
         "optimize --engine graph": [
             "optimize",
@@ -127,7 +138,8 @@ def assert_one_line_exit_2(ran: Any, what: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["grade", "optimize", "optimize --engine graph", "compare", "calibrate"]
+    "command",
+    ["grade", "grade --drafts", "optimize", "optimize --engine graph", "compare", "calibrate"],
 )
 def test_every_command_exits_2_in_one_line_when_nothing_listens(
     refused: str, tmp_path: Path, command: str

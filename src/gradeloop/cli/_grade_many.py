@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from ..bulk._many import grade_many
-from ..errors import InputError
+from ..errors import InputError, JudgeError
 from ..grading._grade import Evaluation
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         skip_judge=args.code_only,
     )
+    _require_a_server(evaluations)
     record_grading(args, rubric, _graded(items, evaluations), origin="grade", judge=judge)
     print_results(args, items, evaluations)
     return 0 if all(e.accepted for e in evaluations) else 1
@@ -86,6 +87,15 @@ def _batch(
             return 0
         args.wait = True
         return collect_and_show(args, store, job.job_id, judge)
+
+
+def _require_a_server(evaluations: Sequence[Evaluation]) -> None:
+    """One line and exit 2 when the judge's API failed on every draft: the model server
+    is not there (unreachable, refusing, timing out), and a table of failures says less."""
+    errors = [e.judge_error for e in evaluations]
+    if errors and all(e is not None and e.startswith("api_error: ") for e in errors):
+        first = str(errors[0]).removeprefix("api_error: ")
+        raise JudgeError(f"the judge failed on every draft: {first}", reason="api_error")
 
 
 def _graded(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -> list[GradedDraft]:
