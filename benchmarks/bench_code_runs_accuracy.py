@@ -122,7 +122,9 @@ def speed(cases: list[dict[str, Any]], files: int) -> None:
 def _detect(vermin: Any, source: str, config: Any) -> object:
     try:
         return vermin.detect(source, config)
-    except Exception:  # vermin gives up on some files (conflicting requirements)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # vermin gives up on some files (InvalidVersionException)
         return None
 
 

@@ -770,11 +770,17 @@ def test_statements_only_walk_finds_what_the_full_walk_finds(
 
 
 def test_the_fast_path_skips_expressions_only_when_no_rule_could_fire() -> None:
-    needs = scan_module.needs_expressions
+    needs, resolving = scan_module.needs_expressions, scan_module.needs_resolving
     assert not needs("import json\nx = json.loads(s)\n", 9)
-    assert needs("import asyncio\nasyncio.timeout(1)\n", 9)
-    assert not needs("import socket\nsocket.timeout\n", 9)  # no asyncio: no asyncio.timeout
-    for code in ("x = a | b", "a[x := 1]", "a[1, *b]", "await x", "zip(a, strict=True)"):
+    assert not resolving("import json\nx = json.loads(s)\n", {"json": "json"})
+    # A tracked member or keyword needs its module imported (or its class named).
+    assert resolving("import asyncio\nasyncio.timeout(1)\n", {"asyncio": "asyncio"})
+    assert not resolving("import socket\nsocket.timeout\n", {"socket": "socket"})
+    assert resolving("x = Pool()\nx.shutdown(cancel_futures=1)", {"Pool": "m.ThreadPoolExecutor"})
+    assert not resolving("x = Pool()\nx.shutdown(wait=1)", {"Pool": "m.ThreadPoolExecutor"})
+    assert resolving("zip(a, strict=True)", {}) and not resolving("zip(a, b)", {})
+    assert resolving("'v1'.removeprefix('v')", {})  # a builtin's value needs no import
+    for code in ("x = a | b", "a[x := 1]", "a[1, *b]", "await x", "anext(it)"):
         assert needs(code, 9), code
     assert not needs("x = a | b", 10) and not needs("a[1, *b]", 11)
     assert not needs("y = 2 ** n\nf(*args)", 9)
@@ -961,7 +967,9 @@ def test_fences_in_list_items_quotes_and_long_fences() -> None:
 def test_unclosed_fence_runs_to_the_end() -> None:
     assert "line 2 imports 'requests'" in code_runs("```python\nimport requests\n").issues[0]
     issue = code_runs("```python\ndef f(:\n").issues[0]
-    assert "never closed" in issue
+    assert "never closed, so the block runs on to line 2" in issue
+    in_item = code_runs("- item\n\n  ```python\n  def f(:\n\nprose after the list\n")
+    assert "runs on to line 5 " in in_item.issues[0]  # the list item ends the block
 
 
 def test_issue_names_block_fence_line_and_draft_line() -> None:
@@ -1088,6 +1096,12 @@ def test_typing_extensions_names_its_standard_library_home() -> None:
     passing("from typing_extensions import Self", "3.10", allow=["typing_extensions"])
     none = failing("from typing_extensions import Doc", "3.13", "no standard-library counterpart")
     assert "add 'typing_extensions' to allow" in none
+
+
+def test_duplicate_parameters_of_every_kind_are_found() -> None:
+    for code in ("def f(a, *a): pass", "def f(*, a, **a): pass", "def f(a, /, a): pass"):
+        failing(code, "3.9", "duplicate argument 'a'")
+    passing("def f(a, *b, c, **d): pass", "3.9")
 
 
 def test_a_compiler_message_names_the_draft_line() -> None:

@@ -56,7 +56,6 @@ from gradeloop import CheckResult
 from ..markdown import Fence, fences
 from . import _compile, _repl
 from ._imports import import_problem
-from ._prefilter import needs_expressions
 from ._scan import Scan
 from ._source import BlockText
 from ._stdlib import RUNNING_MINOR, SUPPORTED, parse_version
@@ -136,14 +135,8 @@ def _check(
             )
         return CheckResult(True)
     issues: list[str] = []
-    # One look at all the code decides, for most drafts, that no block needs its
-    # expressions walked; otherwise each block decides for itself.
-    code = "".join(b.source for b in blocks)
-    deep: bool | None = needs_expressions(code, minor)
-    if deep and len(blocks) > 1:
-        deep = None
     for number, block in enumerate(blocks, start=1):
-        issues.extend(check_block(number, block, minor, allowed, deep=deep))
+        issues.extend(check_block(number, block, minor, allowed))
     if len(issues) > MAX_ISSUES:
         rest = len(issues) - (MAX_ISSUES - 1)
         issues = [*issues[: MAX_ISSUES - 1], f"... and {rest} more problems like these"]
@@ -217,8 +210,8 @@ def _parse_message(exc: BaseException, block: Fence, minor: int) -> str:
     unclosed = (
         ""
         if block.closed
-        else f"; the fence on line {block.line} is never closed, so the block runs to the "
-        "end of the draft"
+        else f"; the fence on line {block.line} is never closed, so the block runs on to "
+        f"line {block.end} (the end of its list item, quote or draft)"
     )
     if isinstance(exc, RecursionError | MemoryError):
         return f"is nested too deeply for Python to parse{unclosed}"

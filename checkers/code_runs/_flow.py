@@ -160,6 +160,12 @@ class Walker(ScanState):
             self.needs_compile = True
 
     def _parameters(self, args: ast.arguments, flags: int) -> None:
+        if (
+            not self._deep
+            and not (args.posonlyargs or args.kwonlyargs)
+            and len(args.args) + (args.vararg is not None) + (args.kwarg is not None) < 2
+        ):
+            return  # nothing to record, and too few names to repeat one
         names = bindings.parameters(self, args) if self._deep else bindings.parameter_names(args)
         if len(names) > 1 and _compile.duplicate(names):
             self.needs_compile = True

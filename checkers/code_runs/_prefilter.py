@@ -14,55 +14,67 @@ import re
 from ._source import may_need_pep701
 from ._stdlib import RUNNING_MINOR, name_table
 
-# Words without which the await/yield, dynamic-import and builtin rules cannot
-# fire (the builtin names come from the name table); "async for" and ":=" (the
-# comprehension rules) are looked for as text.
-_TRIGGER_NAMES = frozenset(
-    {"await", "yield", "import_module", "__import__", *name_table().builtins}
+# Text without which the await/yield, comprehension, dynamic-import and builtin
+# rules cannot fire (the builtin names come from the name table).
+_TRIGGER_WORDS = (
+    "await",
+    "yield",
+    "async for",
+    ":=",
+    "import_module",
+    "__import__",
+    *name_table().builtins,
 )
 # Every name written after a dot: the only way to reach a module attribute or a
 # method.
 _AFTER_DOT = re.compile(r"\.[\s\\]*([A-Za-z_][A-Za-z0-9_]*)")
-# Every ASCII character that cannot be part of a name becomes a blank, so that a
-# split yields the block's words: one pass in C instead of a search per word.
-_WORDS = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
 
 
 def needs_expressions(source: str, target: int) -> bool:
-    """Whether any expression rule could fire, for target ``3.<target>``, on ``source``.
+    """Whether the text alone shows that an expression rule could fire on ``source``.
 
-    Every expression rule needs some text to be present (``await``, ``|``, a
-    ``*`` after ``[`` or ``,``, a tracked attribute after a dot and the name of
-    its module or class, a call of a function whose keywords changed with one of
-    those keywords...). Most code has none of it, and then its statements are all
-    a walk needs to visit. ``source`` may hold several blocks: False holds for each.
+    Syntax and operator rules need some text to be present (``await``, ``|``
+    before 3.10, a ``*`` after ``[`` or ``,`` before 3.11...). The rules about
+    members and keyword arguments need the block's imports as well: once a
+    statements-only walk has found them, :func:`needs_resolving` decides.
     """
     if target < 9 or (RUNNING_MINOR >= 12 and target < 12 and may_need_pep701(source)):
         return True
-    if "async for" in source or ":=" in source:
+    if any(word in source for word in _TRIGGER_WORDS):
         return True
     if target < 10 and "|" in source:
         return True
     if target < 11 and _star_item(source):
         return True
-    if target < 13 and "array" in source and ("'w'" in source or '"w"' in source):
-        return True
-    words = set(source.translate(_WORDS).split())
-    if not words.isdisjoint(_TRIGGER_NAMES):
-        return True
+    return target < 13 and "array" in source and ("'w'" in source or '"w"' in source)
+
+
+def needs_resolving(source: str, bindings: dict[str, str]) -> bool:
+    """Whether a member or keyword rule could fire, given what the block imports.
+
+    A tracked attribute (``.timeout``) or a call of a function whose keywords
+    changed can only be resolved through the block's own imports: its module must
+    be imported (``asyncio``), or its class named (``Executor``, imported or after
+    a dot), unless a builtin's value is enough (``"x".removeprefix``). A call is
+    then only flagged for a keyword the tables track, which must be in the text.
+    """
     table = name_table()
-    # 'socket.timeout' is no hint of asyncio.timeout unless asyncio appears.
-    anywhere, homes, callers, keywords = table.anywhere, table.homes, table.callers, table.keywords
-    dotted = table.attrs.intersection(_AFTER_DOT.findall(source))
-    if any(name in anywhere or not words.isdisjoint(homes[name]) for name in dotted):
-        return True
-    # A call is only flagged for a keyword it passes that the tables track, and
-    # only when its module's or class's name (or a builtin's value) is there.
-    return any(
-        not words.isdisjoint(keywords[name])
-        and (name in anywhere or not words.isdisjoint(callers[name]))
-        for name in table.calls.intersection(words)
-    )
+    dotted = set(_AFTER_DOT.findall(source))
+    named = dotted.union(bindings)
+    for qualified in bindings.values():
+        named.update(qualified.split("."))
+    anywhere = table.anywhere
+    for name in table.attrs.intersection(dotted):
+        if name in anywhere or not named.isdisjoint(table.homes[name]):
+            return True
+    called = dotted.union(bindings)
+    called.update(name for name in table.builtin_calls if name in source)
+    for name in table.calls.intersection(called):
+        if (name in anywhere or not named.isdisjoint(table.callers[name])) and any(
+            keyword in source for keyword in table.keywords[name]
+        ):
+            return True
+    return False
 
 
 def _star_item(source: str) -> bool:

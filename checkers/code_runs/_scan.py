@@ -36,6 +36,7 @@ from . import _names as names
 from . import _rules as rules
 from ._flow import Walker
 from ._prefilter import needs_expressions as needs_expressions
+from ._prefilter import needs_resolving
 from ._source import BlockText, fstring_problem
 from ._state import (
     ANNOTATION,
@@ -120,9 +121,21 @@ class Scan(Walker):
         are visited; ``deep`` forces either walk (tests check they agree).
         """
         self._prelude(tree)
-        self._frames.append((0, list(tree.body)))
         if deep is None:
             deep = needs_expressions(self.text.source, self.target)
+            if not deep:
+                # Statements first: their imports tell whether a member or keyword
+                # rule could fire; only then are the expressions walked (afresh).
+                self._frames.append((0, list(tree.body)))
+                self._deep = False
+                self._walk_statements()
+                if not needs_resolving(self.text.source, self.bindings):
+                    names.resolve_uses(self, self.uses)
+                    return
+                Scan.__init__(self, self.text, self.target)
+                self._prelude(tree)
+                deep = True
+        self._frames.append((0, list(tree.body)))
         self._deep = deep
         if deep:
             self._walk_all()
@@ -133,11 +146,23 @@ class Scan(Walker):
     def _walk_statements(self) -> None:
         """Visit statements only: every import, scope, guard and ``return`` is one."""
         frames, handlers = self._frames, statement_handlers_for(self.target)
+        assign_t, expr_t, name_t, starred_t = ast.Assign, ast.Expr, ast.Name, ast.Starred
         while frames:
             flags, stack = frames.pop()
             while stack:
                 node = stack.pop()
                 kind = type(node)
+                # The two commonest statements, decided inline (no bindings are kept
+                # in this walk; only '*a = ...' and '*a' matter, to the compiler).
+                if kind is assign_t:
+                    targets = node.targets
+                    if len(targets) != 1 or type(targets[0]) is not name_t:
+                        self._assign(node, flags)
+                    continue
+                if kind is expr_t:
+                    if type(node.value) is starred_t:
+                        self.needs_compile = True
+                    continue
                 handler = handlers.get(kind)
                 if handler is not None and handler(self, node, flags):
                     continue

@@ -131,6 +131,7 @@ class NameTable:
     homes: dict[str, tuple[str, ...]]
     callers: dict[str, tuple[str, ...]]
     keywords: dict[str, tuple[str, ...]]
+    builtin_calls: tuple[str, ...]
     anywhere: frozenset[str]
     typing: dict[str, tuple[str, Span]]
 
@@ -182,6 +183,13 @@ def name_table() -> NameTable:
         homes={n: tuple(sorted(tops)) for n, tops in homes.items()},
         callers={n: tuple(sorted(tops)) for n, tops in callers.items()},
         keywords={n: tuple(sorted(kws)) for n, kws in keywords.items()},
+        builtin_calls=tuple(
+            sorted(
+                n.split("(", 1)[0]
+                for m, n in spans
+                if m == "builtins" and "(" in n and "." not in n.split("(", 1)[0]
+            )
+        ),
         anywhere=frozenset(
             n for table in (homes, callers) for n, tops in table.items() if "builtins" in tops
         ),
