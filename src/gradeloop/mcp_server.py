@@ -27,7 +27,16 @@ from pydantic import PlainValidator
 from .errors import ConfigError
 from .tools import ToolRunner, tool_definitions
 
-__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_runner", "build_server", "require_mcp", "serve"]
+__all__ = [
+    "INSTRUCTIONS",
+    "SERVER_NAME",
+    "build_runner",
+    "build_server",
+    "check_line",
+    "require_mcp",
+    "run_stdio",
+    "serve",
+]
 
 SERVER_NAME = "gradeloop"
 INSTRUCTIONS = (
@@ -149,10 +158,151 @@ def build_server(runner: ToolRunner) -> Any:
 
 def serve(**options: Any) -> None:
     """Run the server on stdio until the client closes it. ``options`` go to
-    :func:`build_runner`."""
+    :func:`build_runner`. Every request that carries an id gets an answer, a
+    malformed one included (see :func:`check_line`)."""
     require_mcp()
+    import anyio
+
     runner = build_runner(**options)
     try:
-        build_server(runner).run()
+        anyio.run(run_stdio, build_server(runner))
     finally:
         runner.close()
+
+
+# -- a stdio transport that answers every request ---------------------------------------
+#
+# The mcp library's stdio transport (mcp/server/stdio.py, 2.3) validates each line as
+# a JSON-RPC 2.0 message and hands a failure to its dispatcher, which logs it at debug
+# level and drops it: a request with no "method", "jsonrpc": "1.0", string "params",
+# or a lone surrogate escape (\ud800) in a tool's arguments then never gets an answer,
+# and the client waits forever. gradeloop puts a check in front of the library.
+
+_ONE_PER_LINE = "send one JSON-RPC 2.0 message per line"
+
+
+def check_line(line: str) -> list[dict[str, Any]] | None:
+    """What to do with one line from the client.
+
+    None: the mcp library can take it as it is. Otherwise the JSON-RPC error responses
+    to send instead, one per request id found (``"id": null`` when no id can be read,
+    as JSON-RPC 2.0 asks); an empty list for a blank line.
+    """
+    import mcp_types as types
+
+    text = line.strip()
+    if not text:
+        return []
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return [_error(None, types.PARSE_ERROR, f"the line is not JSON; {_ONE_PER_LINE}")]
+    if isinstance(message, dict) and "id" in message and not _is_id(message["id"]):
+        # MCP ids are strings or integers, never null; the library would take such a
+        # request for a notification and never answer it
+        why = f"the id must be a string or an integer, not {ascii(message['id'])[:40]}"
+        return [_error(None, types.INVALID_REQUEST, why)]
+    try:
+        types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+        return None
+    except ValueError:  # pydantic's ValidationError: not a message the library reads
+        pass
+    if isinstance(message, list):
+        why = f"batches are not supported; {_ONE_PER_LINE}"
+        ids = [m.get("id") for m in message if isinstance(m, dict) and _is_id(m.get("id"))]
+        return [_error(i, types.INVALID_REQUEST, why) for i in ids] or [
+            _error(None, types.INVALID_REQUEST, why)
+        ]
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return [_error(request_id, types.INVALID_REQUEST, _problem(message, text))]
+
+
+def _is_id(value: Any) -> bool:
+    if isinstance(value, str):
+        return _encodable(value)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: it cannot go back on the wire
+        return False
+    return True
+
+
+def _problem(message: Any, text: str) -> str:
+    """Why a parsed message is not one the server can take, in one sentence."""
+    if not isinstance(message, dict):
+        return f"a JSON-RPC message is an object, not {type(message).__name__}"
+    if message.get("jsonrpc") != "2.0":
+        return f'"jsonrpc" must be "2.0", not {ascii(message.get("jsonrpc"))[:40]}'
+    if "method" not in message and "result" not in message and "error" not in message:
+        return 'the request has no "method"'
+    if "params" in message and not isinstance(message["params"], dict):
+        return f'"params" must be an object, not {type(message["params"]).__name__}'
+    if not _encodable(text) or not _encodable(json.dumps(message, ensure_ascii=False)):
+        return "the message holds a lone UTF-16 surrogate (such as \\ud800); send valid Unicode"
+    return "not a valid JSON-RPC 2.0 message (check its id, method and params)"
+
+
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id if _is_id(request_id) else None,
+        "error": {"code": code, "message": message},
+    }
+
+
+async def run_stdio(server: Any) -> None:
+    """Serve ``server`` (from :func:`build_server`) on this process's stdin/stdout, the
+    library's stdio transport behind :func:`check_line`."""
+    import io
+    import sys
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    # What MCPServer.run_stdio_async does, with the checked lines as stdin.
+    lowlevel = server._lowlevel_server
+    source = anyio.wrap_file(
+        io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")
+    )
+    guard = _CheckedLines(source)
+    async with stdio_server(stdin=guard) as (read_stream, write_stream):  # type: ignore[arg-type]
+        guard.attach(write_stream)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+class _CheckedLines:
+    """The client's lines for the library: valid ones as they came; for any other, its
+    error responses go out on the server's own write stream (so frames never tear)."""
+
+    def __init__(self, source: Any) -> None:
+        import anyio
+
+        self._source = source
+        self._out: Any = None
+        self._ready = anyio.Event()
+
+    def attach(self, write_stream: Any) -> None:
+        self._out = write_stream
+        self._ready.set()
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
+        async for line in self._source:
+            answers = check_line(line)
+            if answers is None:
+                yield line
+                continue
+            if answers:
+                await self._ready.wait()
+            for answer in answers:
+                error = types.JSONRPCError.model_validate(answer)
+                await self._out.send(SessionMessage(error))
