@@ -190,8 +190,9 @@ class AnthropicJudge(Metered):
 
         Code-filled criteria in ``criteria`` are left out of the request. The
         Verdict's ``criteria_met`` holds every judged key; scored keys are met when
-        their score (an integer 1-10, never clamped) reaches the criterion's threshold. With ``samples`` > 1
-        the answer is a :class:`SampledVerdict` (see the class docstring).
+        their score (an integer 1-10, never clamped) reaches the criterion's
+        threshold. With ``samples`` > 1 the answer is a :class:`SampledVerdict`
+        (see the class docstring).
         """
         if self.samples == 1:
             return self._evaluate_once(task, draft, criteria, 0)
