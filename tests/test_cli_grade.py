@@ -138,7 +138,10 @@ def test_grade_uses_the_judge_when_a_model_is_configured(emulator: Emulator) -> 
     ("args", "fragment"),
     [
         (["grade", "missing.md", "--rubric", RUBRIC, "--code-only"], "draft file not found"),
-        (["grade", DRAFT, "--rubric", "missing.toml"], "missing.toml: file not found"),
+        (
+            ["grade", DRAFT, "--rubric", "missing.toml"],
+            "rubric file not found: missing.toml; check",
+        ),
         (["grade", DRAFT], "required: --rubric"),
         (["grade", DRAFT, "--rubric", RUBRIC, "--task", "a", "--task-file", "b"], "not both"),
         (

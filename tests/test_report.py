@@ -239,7 +239,7 @@ def test_an_older_history_without_grading_runs_reads(tmp_path: Path) -> None:
 
 
 def test_a_missing_or_foreign_database_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="history database not found"):
+    with pytest.raises(InputError, match="history database file not found"):
         render_report(db=tmp_path / "none.db")
     junk = tmp_path / "junk.db"
     junk.write_text("not sqlite " * 100)
@@ -328,7 +328,7 @@ def test_cli_report_bad_input_exits_2(
 
 def test_cli_report_without_a_database_exits_2(tmp_path: Path) -> None:
     ran = cli("report", "--db", str(tmp_path / "x.db"), "--html", str(tmp_path / "r.html"))
-    assert ran.code == 2 and "history database not found" in ran.err
+    assert ran.code == 2 and "history database file not found" in ran.err
     ran = cli("report", "--db", str(tmp_path / "x.db"))
     assert ran.code == 2 and "--html" in ran.err
 

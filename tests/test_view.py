@@ -200,7 +200,7 @@ def test_pages_show_what_was_written_after_start(history: tuple[Path, FixtureIds
 
 
 def test_a_missing_database_or_bad_port_fails_before_listening(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="history database not found"):
+    with pytest.raises(InputError, match="history database file not found"):
         Viewer(tmp_path / "none.db")
     db = tmp_path / "h.db"
     build_history(db)

@@ -23,7 +23,7 @@ from ..migration._calibrate import (
 from ..migration._compare import rubric_label
 from ..migration._jsonl import digest, read_labels
 from ..migration._suggest import suggest_examples, suggestions_toml
-from ._io import add_db_option, console, print_json, read_task
+from ._io import add_db_option, console, plural, print_json, read_task
 from ._models import add_model_options, build_judge, require_model
 
 
@@ -144,8 +144,8 @@ def render(report: CalibrationReport) -> None:
     out = console()
     judge = f", judge {report.judge_model}" if report.judge_model else ""
     out.print(
-        f"calibration {report.run_id}: rubric {report.rubric_name}, {report.items} "
-        f"labelled drafts{judge}",
+        f"calibration {report.run_id}: rubric {report.rubric_name}, "
+        f"{plural(report.items, 'labelled draft')}{judge}",
         markup=False,
     )
     for output_id, error in report.judge_failures:
@@ -169,7 +169,7 @@ def render(report: CalibrationReport) -> None:
             few.setdefault(k.rated, []).append(f"{k.key} ({k.rated_by})")
     for n, names in few.items():
         out.print(
-            f"  warning: only {n} labelled drafts for {', '.join(names)}; about "
+            f"  warning: only {plural(n, 'labelled draft')} for {', '.join(names)}; about "
             f"{MIN_LABELS} are needed before trusting these figures",
             markup=False,
         )
@@ -183,7 +183,7 @@ def _table(report: CalibrationReport) -> Table:
     columns = ["key", "rated by", "labels", "agreement", "kappa", "MAE", "r"]
     columns += ["self-agreement"] if sampled else []
     for column in columns + (["vs previous run"] if has_previous else []):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrapped on a narrow terminal, never cut
     for k in report.keys:
         f = k.figures()
         by = k.rated_by + (" (shadow)" if k.role == "shadow" else "")

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.markup import escape
-from rich.table import Table
-
 from ..grading._registry import default_registry
 from ._io import console, print_json
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("checkers", help="list the registered checkers and plugin problems")
+    p = sub.add_parser(
+        "checkers",
+        help="list the registered checkers and plugin problems",
+        description="The checkers a rubric can name: each one's plugin, distribution, options "
+        "and description, then any plugin that failed to load and any name two plugins "
+        "claim. Exit 0.",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run)
 
@@ -39,19 +42,14 @@ def run(args: argparse.Namespace) -> int:
         print_json({"checkers": checkers, "failed_plugins": failures, "conflicts": conflicts})
         return 0
     out = console()
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("checker", "plugin", "distribution", "options", "description"):
-        table.add_column(column, overflow="fold")
+    # One short block per checker rather than a five-column table: it fits any width
+    # without cutting a value, and reads the same piped or on a terminal.
     for c in checkers:
-        cells = (
-            c["name"],
-            c["plugin"],
-            c["distribution"] or "-",
-            ", ".join(c["options"]) or "-",
-            c["description"],
-        )
-        table.add_row(*(escape(str(cell)) for cell in cells))
-    out.print(table)
+        source = c["plugin"] + (f", {c['distribution']}" if c["distribution"] else "")
+        out.print(f"{c['name']}  ({source})", markup=False)
+        if c["description"]:
+            out.print(f"    {c['description']}", markup=False)
+        out.print(f"    options: {', '.join(c['options']) or 'none'}", markup=False)
     for f in failures:
         out.print(
             f"plugin {f['plugin']!r} ({f['distribution'] or 'unknown distribution'}) "

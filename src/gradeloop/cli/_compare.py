@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.from_history == (args.drafts is not None):
         raise InputError("give a DRAFTS file or --from-history (one of them)")
     if args.db is not None and args.from_history and not Path(args.db).is_file():
-        raise InputError(f"history database not found: {args.db}")
+        raise InputError(f"history database file not found: {args.db}; check the path")
     asked = judge_request(rubric)
     if asked:  # before any work, so a missing model is reported at once
         require_model(args, [c.key for c in asked], code_only_hint=False)
@@ -200,7 +200,7 @@ def _agreement_table(report: CompareReport) -> Table:
         "judge tokens/draft",
     ]
     for column in [*columns, "judge self-agreement"] if sampled else columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrapped on a narrow terminal, never cut
     for k in report.keys:
         t = k.oriented.table
         split = [str(t.a_pass_b_fail), str(t.a_fail_b_pass)]
@@ -294,7 +294,7 @@ def _why(d: ShadowResult) -> str:
 def _cost_table(report: CompareReport) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("key", "judge asked as", "in/draft", "out/draft", "total in", "total out"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrapped on a narrow terminal, never cut
     for key, c in report.cost.keys.items():
         role = "shadow" if report.rubric[key].shadow_source == "judge" else "primary"
         if c.whole_call:

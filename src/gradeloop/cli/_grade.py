@@ -144,7 +144,7 @@ def render(evaluation: Evaluation) -> None:
     sampled = any(c.agreement is not None for c in evaluation.criteria)
     columns = ["criterion", "filled by", "result", "score", "weight"]
     for column in [*columns, "agreement"] if sampled else columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrapped on a narrow terminal, never cut
     for c in evaluation.criteria:
         result = "not checked" if not c.checked else ("pass" if c.passed else "FAIL")
         score = f"{c.score:g}" if c.checked else "-"

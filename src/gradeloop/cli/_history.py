@@ -8,32 +8,50 @@ from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
-from ..errors import InputError
+from ..errors import InputError, LoopNotFoundError
+from ..history._paths import default_history_path
 from ..history._store import HistoryStore
-from ._io import add_db_option, console, print_json
+from ._io import add_db_option, console, print_json, table
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("history", help="list recorded loops, or show one loop round by round")
+    p = sub.add_parser(
+        "history",
+        help="list recorded loops, or show one loop round by round",
+        description="Without ID: the recorded loops, newest first. With ID (a unique prefix "
+        "will do): that loop round by round, with scores, failed keys, feedback and tokens. "
+        "Exit 0, or 2 for an unknown id.",
+    )
     p.add_argument("loop_id", nargs="?", metavar="ID", help="a loop id (a unique prefix will do)")
     p.add_argument(
-        "--json", action="store_true", help="print JSON (one loop: seed 003's history shape)"
+        "--json",
+        action="store_true",
+        help="print JSON (one loop: every round with its draft, evaluation and feedback)",
     )
     p.add_argument("--limit", type=int, default=20, metavar="N", help="loops to list (default 20)")
     add_db_option(p)
     p.set_defaults(run=run_history)
 
-    s = sub.add_parser("stats", help="seed 003's four evaluation figures over recorded loops")
+    s = sub.add_parser(
+        "stats",
+        help="how the recorded loops went: rounds to pass, score gain, stagnation, completeness",
+        description="Four figures over the recorded loops: the average number of rounds to "
+        "pass, the average gain from the first to the final judged score, the share of loops "
+        "stopped by stagnation, and the share of rounds fully logged. Exit 0.",
+    )
     s.add_argument("--json", action="store_true", help="print JSON")
     add_db_option(s)
     s.set_defaults(run=run_stats)
 
 
 def _store(args: argparse.Namespace) -> HistoryStore:
+    """The history to read. Reading creates nothing: with no database yet, an empty one
+    in memory answers (no loops), and the home folder stays as it was."""
     if args.db is not None and not Path(args.db).is_file():
-        raise InputError(f"history database not found: {args.db}")
+        raise InputError(f"history database file not found: {args.db}; check the path")
+    if args.db is None and not default_history_path().exists():
+        return HistoryStore(":memory:")
     return HistoryStore(args.db)
 
 
@@ -48,6 +66,11 @@ def run_history(args: argparse.Namespace) -> int:
             else:
                 _list(loops)
             return 0
+        if str(store.path) == ":memory:":
+            raise LoopNotFoundError(
+                f"no loop {args.loop_id!r}: no loops are recorded yet "
+                f"({default_history_path()} does not exist)"
+            )
         loop_id = store.resolve(args.loop_id)
         data = store.get(loop_id)
         if args.json:
@@ -66,21 +89,22 @@ def _list(loops: list[Any]) -> None:
     if not loops:
         out.print("no loops recorded yet; `gradeloop optimize` records every loop it runs")
         return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("id", "started", "task", "rounds", "stop", "passed", "score"):
-        table.add_column(column, overflow="ellipsis", no_wrap=True)
+    columns = ("id", "started", "task", "rounds", "stop", "passed", "score")
+    rows = table(*columns, never_wrap=("id", "started", "rounds", "stop", "passed", "score"))
     for s in loops:
         task = " ".join(s.task.split())
-        table.add_row(
+        if out.is_terminal and len(task) > 50:  # a preview on screen; piped, the whole task
+            task = task[:50] + "…"
+        rows.add_row(
             s.loop_id,
             _when(s.started_at),
-            escape(task[:50] + ("…" if len(task) > 50 else "")),
+            escape(task),
             str(s.rounds),
             s.stop_reason or s.status,
             "yes" if s.passed else "no",
             "-" if s.final_score is None else f"{s.final_score:.2f}",
         )
-    out.print(table)
+    out.print(rows)
 
 
 def _split_keys(record: dict[str, Any]) -> str | None:
@@ -106,14 +130,16 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
         f"{data.get('stop_reason') or '-'}  passed: {data.get('passed')}",
         markup=False,
     )
-    out.print(f"task: {' '.join(str(data.get('task', '')).split())[:200]}", markup=False)
+    task = " ".join(str(data.get("task", "")).split())
+    if out.is_terminal and len(task) > 200:  # piped: the whole task
+        task = task[:200] + "…"
+    out.print(f"task: {task}", markup=False)
     trajectory = " → ".join(f"{s:.2f}" for s in data["improvement_trajectory"]) or "-"
     out.print(f"score trajectory: {trajectory}", markup=False)
-    table = Table(box=None, pad_edge=False, header_style="bold")
     sampled = any(_split_keys(r) is not None for r in records)
     columns = ["round", "output", "score", "failed keys", "tokens in/out", "feedback"]
-    for column in [*columns[:4], "split keys", *columns[4:]] if sampled else columns:
-        table.add_column(column, overflow="fold")
+    shown = [*columns[:4], "split keys", *columns[4:]] if sampled else columns
+    rounds = table(*shown, never_wrap=("round", "output", "score", "tokens in/out"))
     for r in records:
         ev = r.get("evaluation")
         usage = r.get("usage") or {}
@@ -131,8 +157,8 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
         ]
         if sampled:
             row.insert(4, escape(_split_keys(r) or "-"))
-        table.add_row(*row)
-    out.print(table)
+        rounds.add_row(*row)
+    out.print(rounds)
     out.print(
         f"final output: {data['final_output_id']}  total {data['total_time_ms'] / 1000:.1f}s"
         " (✓ marks it; `--json` prints every draft)",

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
 from ..errors import InputError
 from ..grading._files import read_utf8
@@ -45,12 +46,35 @@ def print_json(data: Any) -> None:
 
 
 def console(stderr: bool = False) -> Console:
-    """A console that prints plain text when not on a terminal.
+    """A console for people on a terminal, and for programs when piped.
 
-    Piped output gets 120 columns rather than rich's 80, so tables stay one row
-    per line in logs and CI output.
+    Piped (not a terminal): no colour and no width limit, so every value is printed
+    in full, one table row per line, for grep and logs. On a terminal, tables fit
+    the window by wrapping cells (see :func:`table`), never by cutting them.
     """
     out = Console(stderr=stderr, highlight=False, soft_wrap=True)
     if not out.is_terminal:
-        out.width = 120
+        out.width = PIPED_WIDTH
     return out
+
+
+PIPED_WIDTH = 100_000  # wide enough that nothing is ever cut or folded
+
+
+def table(*columns: str, never_wrap: tuple[str, ...] = ()) -> Table:
+    """A borderless table whose cells wrap on a terminal rather than being cut.
+
+    Columns in ``never_wrap`` (ids, numbers) keep their full width; the others fold.
+    """
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for column in columns:
+        if column in never_wrap:
+            t.add_column(column, no_wrap=True, overflow="ignore")
+        else:
+            t.add_column(column, overflow="fold")
+    return t
+
+
+def plural(n: int, noun: str) -> str:
+    """``"1 labelled draft"``, ``"2 labelled drafts"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

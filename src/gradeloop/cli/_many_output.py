@@ -37,7 +37,7 @@ def render_many(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -
     out = console()
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("id", "result", "score", "failed keys", "judge", "cost"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrapped on a narrow terminal, never cut
     for item, ev in zip(items, evaluations, strict=True):
         if ev.judge_error is not None:
             result = "JUDGE FAILED"

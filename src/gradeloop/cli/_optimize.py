@@ -69,7 +69,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print the loop's history JSON (seed 003 shape) on stdout",
+        help="print the loop's history as JSON on stdout (every round's draft, "
+        "evaluation and feedback), not the final draft",
     )
     p.add_argument(
         "--no-history", action="store_true", help="do not record this loop in the history database"

@@ -60,7 +60,8 @@ def add_graph_options(parser: argparse.ArgumentParser) -> None:
         "--engine",
         choices=["loop", "graph"],
         help="loop (default): the full loop (stagnation, budgets, best-draft return); "
-        "graph: the seed loop as a LangGraph graph, checkpointed after every step",
+        "graph: the basic loop (round cap, feedback, no budgets) as a LangGraph graph, "
+        "checkpointed after every step",
     )
     group.add_argument(
         "--thread", metavar="ID", help="graph thread id for this run (default: a new id, printed)"
@@ -106,7 +107,13 @@ def run(args: argparse.Namespace) -> int:
     """Run (or resume) the graph; exit 0 when the returned draft passed, else 1."""
     _check_flags(args)
     require_langgraph()
-    with _Threads(gradeloop_home() / CHECKPOINTS) as threads:
+    path = gradeloop_home() / CHECKPOINTS
+    if args.resume is not None and not path.exists():  # reading creates nothing
+        raise InputError(
+            f"no graph thread {args.resume!r}: no graph run has been started yet "
+            f"({path} does not exist)"
+        )
+    with _Threads(path) as threads:
         job = _resume(args, threads) if args.resume is not None else _start(args, threads)
         state, history = _drive(args, job, threads)
     _report(args, job, state, history)
@@ -120,7 +127,7 @@ def _check_flags(args: argparse.Namespace) -> None:
             why = (
                 "the thread keeps the settings it started with"
                 if args.resume is not None and (name, flag) in _FIXED_BY_THREAD
-                else "the graph runs the seed loop"
+                else "the graph runs the basic loop, which has no such option"
             )
             mode = "--resume" if args.resume is not None else "--engine graph"
             raise InputError(f"{flag} cannot be used with {mode}: {why}")

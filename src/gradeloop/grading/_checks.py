@@ -79,7 +79,7 @@ class CheckerInfo:
         try:
             model = self.options_model.model_validate(dict(options), context=context)
         except ValidationError as exc:
-            raise ValueError(_describe_option_error(self, exc)) from None
+            raise ValueError(_describe_option_error(self, exc, options)) from None
         fields = type(model).model_fields
         return {fields[k].alias or k: getattr(model, k) for k in model.model_fields_set}
 
@@ -105,7 +105,9 @@ folder (from the working directory when the rubric has no file), and the option
 arrives as an absolute path, so a later change of directory does not change it."""
 
 
-def _describe_option_error(info: CheckerInfo, exc: ValidationError) -> str:
+def _describe_option_error(
+    info: CheckerInfo, exc: ValidationError, given: Mapping[str, Any]
+) -> str:
     errors = exc.errors()
     # a misspelt option also trips the checks that needed it; the typo is the real fault
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
@@ -116,8 +118,10 @@ def _describe_option_error(info: CheckerInfo, exc: ValidationError) -> str:
     if err["type"] == "missing":
         return f"checker {info.name!r} needs option {loc!r}; add it to this criterion's options"
     msg = str(err["msg"]).removeprefix("Value error, ")
-    where = f"option {loc!r}" if loc != "options" else "options"
-    return f"{where} of checker {info.name!r}: {msg} (got {err.get('input')!r})"
+    top = str(err["loc"][0]) if err["loc"] else ""
+    if top not in given:  # a check on the options together (none of several was set):
+        return f"checker {info.name!r} options: {msg}"  # no single option is to blame
+    return f"option {loc!r} of checker {info.name!r}: {msg} (got {err.get('input')!r})"
 
 
 def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:

@@ -96,7 +96,7 @@ def read_utf8(path: str | Path, what: str, *, limit: int = TEXT_LIMIT) -> str:
     except UnusableFileError:
         raise
     except FileNotFoundError:
-        raise InputError(f"{what} file not found: {path}") from None
+        raise InputError(f"{what} file not found: {path}; check the path") from None
     except IsADirectoryError:
         raise InputError(f"{what} path is a directory, not a file: {path}") from None
     except PermissionError:

@@ -19,6 +19,7 @@ Environment:
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -212,7 +213,8 @@ class Registry:
             return
         if description is None:
             lines = (fn.__doc__ or "").strip().splitlines()
-            description = lines[0] if lines else ""
+            # shown as plain text (`gradeloop checkers`, tool schemas): no ``markup``
+            description = _plain(lines[0]) if lines else ""
         self._checkers[name] = CheckerInfo(
             name=name,
             fn=fn,
@@ -282,6 +284,11 @@ class Registry:
     def conflicts(self) -> dict[str, list[str]]:
         self.load()
         return {k: list(v) for k, v in self._conflicts.items()}
+
+
+def _plain(line: str) -> str:
+    """A docstring line without reStructuredText literals: ``x`` -> x."""
+    return re.sub(r"(?<!`)``([^`]+)``(?!`)", r"\1", line)
 
 
 _default: Registry | None = None

@@ -327,7 +327,11 @@ class Rubric(Sequence[Criterion]):
                 raise RubricError(f"the rubric path {str(p)!r} {exc.reason}") from None
             raise RubricError(exc.reason, path=p) from None
         except FileNotFoundError:
-            raise RubricError("file not found; check the path", path=p) from None
+            # the one not-found shape of every file a user names: "<what> file not found:
+            # PATH; check the path" (draft, task, labels... share it)
+            error = RubricError(f"rubric file not found: {p}; check the path")
+            error.path = p
+            raise error from None
         except IsADirectoryError:
             raise RubricError("is a directory; give the rubric file", path=p) from None
         except UnicodeDecodeError:

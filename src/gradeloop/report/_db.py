@@ -74,8 +74,8 @@ class ReadOnlyHistory:
         self.path = Path(path) if path is not None else default_history_path()
         if not self.path.is_file():
             raise InputError(
-                f"history database not found: {self.path}; run `gradeloop optimize` or "
-                "`gradeloop grade` first, or give --db FILE"
+                f"history database file not found: {self.path}; check the path (loops and "
+                "grading runs are recorded there once something has run)"
             )
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         try:
