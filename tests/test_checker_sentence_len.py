@@ -668,3 +668,42 @@ def test_a_lowercase_word_after_an_abbreviation_continues_the_sentence() -> None
     assert lengths("Ask Dr. smith about fruit, e.g. apples etc. and pears.") == [10]
     assert lengths("Meet at 3 p.m. today, see step 2. then go.") == [10]
     assert lengths('He said "Stop." she left. Yahoo! is big.') == [5, 3]
+
+
+# -- found on CPython's documentation (benchmarks/bench_prose.py) ---------------------
+
+
+def test_an_emphasised_letter_is_a_variable_not_an_initial() -> None:
+    text = "It is the phase of *x*. `polar(x)` is the same. It is the phase of x. Then go."
+    assert lengths(text) == [6, 4, 6, 2]
+    assert lengths("Ask J. Smith about it.") == [5]  # a bare letter stays an initial
+
+
+def test_an_emphasised_word_after_a_period_opens_a_sentence() -> None:
+    assert lengths("Spaces are encoded, as per RFC 1521. *header* is a flag.") == [7, 4]
+    assert lengths("Pass e.g. *fp* or etc. *out* here.") == [7]  # abbreviations go on
+    assert lengths("Meet at step 2. then go.") == [6]  # a bare lower-case word does not
+
+
+def test_a_single_capital_opening_a_sentence_is_a_label() -> None:
+    assert lengths("A. The quantize method rounds. It also validates.") == [5, 3]
+    assert lengths("Q. Why not? A. Because it is so.") == [3, 5]
+    assert lengths("It is in appendix A. The rest follows.") == [5, 3]  # not a label here
+
+
+PROSE_CHECKED = GOLDEN.parent / "cpython_prose_checked.json"
+
+
+def test_cpython_paragraphs_split_by_hand() -> None:
+    # 40 paragraphs of CPython's documentation whose sentences were decided by reading
+    # them (benchmarks/bench_prose.py): the checker finds exactly those sentences
+    paragraphs = json.loads((GOLDEN.parent / "cpython_prose.json").read_text("utf-8"))
+    text = {p["id"]: p["text"] for p in paragraphs["paragraphs"]}
+    checked = json.loads(PROSE_CHECKED.read_text("utf-8"))["paragraphs"]
+    assert len(checked) == 40
+    wrong = [
+        pid
+        for pid, hand in checked.items()
+        if [s.text for s in sentences(text[pid])] != hand["sentences"]
+    ]
+    assert wrong == []

@@ -9,7 +9,10 @@ then judged by its neighbours:
 * before a lower-case next word only a lone period ends a sentence
   (``blake2s. md5 is``), and not after an abbreviation, initial, acronym or number
   (``co. at``, ``e.g. the``, ``step 2. then``) nor inside quotes (``"Stop." she``);
-  ``Yahoo! in`` goes on; a word with capitals inside (``iOS``) counts as capitalised;
+  ``Yahoo! in`` goes on; a word with capitals inside (``iOS``) counts as capitalised,
+  and so does an emphasised one (``RFC 1521. *header* is``);
+* an emphasised letter is a variable, not an initial (``of *x*. `polar(x)` is``),
+  and a single capital opening a sentence is a label (``A. The method rounds``);
 * ``!`` and ``?`` otherwise end one;
 * a bare ellipsis ends one only before a capitalised word that is not ``I``
   (``I`` is capitalised everywhere, so it says nothing about a new sentence);
@@ -53,6 +56,7 @@ _WORDISH = re.compile(r"[^\W_]|\ue000")
 _ENUM_TOKEN = re.compile(r"[•⁃▪◦‣]?\(?(?:\d{1,3}|[a-z])(?:\.\)|[.)])")
 _ENUM_START = re.compile(r"(?:[•⁃▪◦‣] ?)?(\(?)(\d{1,3}|[a-z])(\.\)|[.)]) ")
 _INTRO_CHARS = 40
+_EMPHASIS = "*_"
 _PRONOUN_I = re.compile(r"I(?:[’'][a-z]+)?\W*")
 
 
@@ -148,8 +152,13 @@ def _is_boundary(text: str, start: int, token_start: int, m: re.Match[str], foll
     terms = m.group(1)
     if not first:
         return False
-    if first.islower() and nxt[1:] == nxt[1:].lower():  # "iOS" or "macOS" are names
-        return _lower_after_period(text[token_start : m.start()], m)
+    raw = text[token_start : m.start()]
+    lower_next = first.islower() and nxt[1:] == nxt[1:].lower()  # "iOS" is a name
+    # an emphasised word after a lone period opens a sentence as a capitalised one
+    # does: it names a parameter or a term ("as per RFC 1521. *header* is a flag")
+    emphasised_next = following[:1] in _EMPHASIS and terms == "." and not m.group(2)
+    if lower_next and not emphasised_next:
+        return _lower_after_period(raw, m)
     if "!" in terms or "?" in terms:
         return True
     dots = terms.count(".") + 3 * terms.count("…")
@@ -157,10 +166,13 @@ def _is_boundary(text: str, start: int, token_start: int, m: re.Match[str], foll
         return True  # an ellipsis and a full stop
     if dots > 1:
         return first.isupper() and _PRONOUN_I.fullmatch(nxt) is None
-    word = text[token_start : m.start()].lstrip(_OPENERS).rstrip(_CLOSERS)
+    word = raw.lstrip(_OPENERS).rstrip(_CLOSERS)
+    emphasised = raw[-1:] in _EMPHASIS  # "*x*." is a variable, not an initial
+    if token_start == start and len(word) == 1 and word.isupper() and not emphasised:
+        return False  # a label opening the sentence: "A. The quantize method rounds..."
     # an introductory phrase is a few words: a bounded slice keeps long units linear
     before = text[start:token_start] if token_start - start <= _INTRO_CHARS else ""
-    return _after_period(word, nxt, before)
+    return _after_period(word, nxt, before, emphasised)
 
 
 def _lower_after_period(word: str, m: re.Match[str]) -> bool:
@@ -182,14 +194,14 @@ def _lower_after_period(word: str, m: re.Match[str]) -> bool:
     return "." not in word and not word.isupper()  # "U.S." and "OK." stay ambiguous
 
 
-def _after_period(word: str, nxt: str, before: str) -> bool:
+def _after_period(word: str, nxt: str, before: str, emphasised: bool = False) -> bool:
     """Judge a single period after ``word``, followed by the capitalised ``nxt``."""
     lower = word.lower()
     if lower in PREFIXES:
         return False
     if nxt[0].isdigit() and lower in NUMBER_PREFIXES:
         return False
-    ambiguous = (
+    ambiguous = not emphasised and (
         lower in AMBIGUOUS
         or (len(word) == 1 and word.isalpha())
         or _ACRONYM.fullmatch(lower) is not None
