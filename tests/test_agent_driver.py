@@ -225,7 +225,6 @@ def test_the_quick_start_in_the_docs_runs(emulator: Emulator, monkeypatch: Any) 
     )
     emulator.responder = lambda body: next(replies)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", emulator.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     scope: dict[str, Any] = {}
     exec(compile(snippet, "docs/tools.md", "exec"), scope)
     answer = scope["messages"][-2]["content"][0]  # the user turn of tool results

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.cli_helpers import EXAMPLE, cli
+from tests.emulator import Emulator
 
 RUBRIC = str(EXAMPLE / "rubric.toml")
 DRAFT = str(EXAMPLE / "draft.md")
@@ -145,3 +148,97 @@ def test_calibrate_counts_one_draft_in_the_singular(tmp_path: Path) -> None:
     )
     assert ran.code == 0, ran.err
     assert "1 labelled draft" in ran.out and "1 labelled drafts" not in ran.out
+
+
+def test_grade_warns_when_the_judge_gets_no_task(emulator: Emulator) -> None:
+    from tests.test_cli_optimize import judged
+
+    emulator.enqueue(judged(True), judged(True))
+    base = ["grade", DRAFT, "--rubric", RUBRIC, "--base-url", emulator.base_url, "--no-history"]
+    ran = cli(*base)
+    assert "warning: no --task given" in ran.err
+    told = cli(*base, "--task", "Write the payments guide.")
+    assert "warning" not in told.err
+    offline = cli("grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--no-history")
+    assert "warning" not in offline.err  # no judge, nothing to warn about
+
+
+@pytest.mark.parametrize("command", ["compare", "calibrate"])
+def test_inputs_are_checked_before_the_model(command: str) -> None:
+    ran = cli(command, "missing.jsonl", "--rubric", str(EXAMPLE / "rubric-shadow.toml"))
+    assert ran.code == 2 and "file not found: missing.jsonl" in ran.err  # not "no model"
+
+
+def test_optimize_writes_its_history_to_db(
+    emulator: Emulator, tmp_path: Path, gradeloop_home: Path
+) -> None:
+    from gradeloop import HistoryStore
+    from tests.test_cli_optimize import Model, judged
+
+    emulator.responder = Model([judged(True)])
+    db = tmp_path / "elsewhere.db"
+    ran = cli(
+        "optimize",
+        "--rubric",
+        RUBRIC,
+        "--task",
+        "t",
+        "--base-url",
+        emulator.base_url,
+        "--db",
+        str(db),
+    )
+    assert ran.code == 0, ran.err
+    with HistoryStore(db) as store:
+        assert len(store.list_loops()) == 1
+    assert not (gradeloop_home / "history.db").exists()
+    assert "gradeloop history" in ran.err and f"--db {db}" in ran.err
+
+
+def test_an_out_path_that_cannot_be_written_stops_before_any_model_call(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    base = ["optimize", "--rubric", RUBRIC, "--task", "t", "--base-url", emulator.base_url]
+    ran = cli(*base, "--out", str(tmp_path / "no" / "such" / "x.md"))
+    assert ran.code == 2 and "--out folder not found" in ran.err
+    graph = cli(*base, "--engine", "graph", "--out", str(tmp_path))
+    assert graph.code == 2 and "is a folder" in graph.err
+    assert emulator.bodies == []  # nothing was paid for
+
+
+def test_a_late_write_failure_names_the_loop_and_how_to_recover(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    import shutil
+
+    from tests.test_cli_optimize import Model, judged
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    model = Model([judged(True)])
+
+    def vanish(body: dict[str, object]) -> object:  # the folder goes away mid-run
+        shutil.rmtree(folder, ignore_errors=True)
+        return model(body)
+
+    emulator.responder = vanish
+    ran = cli(
+        "optimize",
+        "--rubric",
+        RUBRIC,
+        "--task",
+        "t",
+        "--base-url",
+        emulator.base_url,
+        "--out",
+        str(folder / "final.md"),
+    )
+    assert ran.code == 2
+    found = re.search(
+        r"loop (loop_\w+) is recorded: recover its final draft with "
+        r"`gradeloop history (loop_\w+) --json`",
+        ran.err,
+    )
+    assert found and found.group(1) == found.group(2), ran.err
+    shown = cli("history", found.group(1), "--json")
+    assert json.loads(shown.out)["iterations"][0]["content"].startswith("# Guide")

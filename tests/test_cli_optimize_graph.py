@@ -183,7 +183,10 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(
 
 def test_graph_flags_that_cannot_work_are_exit_2(emulator: Emulator) -> None:
     for args, message in (
-        (["optimize", "--resume", "nope"], "no graph thread 'nope' in "),
+        (
+            ["optimize", "--resume", "nope"],
+            "no graph thread 'nope': no graph run has been started yet",
+        ),
         (
             ["optimize", "--resume", "nope", "--rubric", RUBRIC],
             "--rubric cannot be used with --resume: the thread keeps the settings it started with",

@@ -81,12 +81,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give a DRAFTS file or --from-history (one of them)")
     if args.db is not None and args.from_history and not Path(args.db).is_file():
         raise InputError(f"history database file not found: {args.db}; check the path")
-    asked = judge_request(rubric)
-    if asked:  # before any work, so a missing model is reported at once
-        require_model(args, [c.key for c in asked], code_only_hint=False)
     items = (
         None if args.from_history else read_drafts(args.drafts, default_task=_default_task(args))
     )
+    asked = judge_request(rubric)
+    if asked:  # the inputs first (a typo is the likelier fault), then the model, then work
+        require_model(args, [c.key for c in asked], code_only_hint=False)
     store = None if args.no_history and not args.from_history else HistoryStore(args.db)
     try:
         if items is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,12 @@ def run(args: argparse.Namespace) -> int:
             require_model(args, rubric.judge_keys, code_only_hint=True)
         if model_configured(args):  # judge shadows alone run only when a model is set
             judge = build_judge(args)
+    if judge is not None and not task:
+        print(
+            "gradeloop: warning: no --task given: the judge grades the draft without "
+            "knowing what it was asked for (give --task TEXT or --task-file FILE)",
+            file=sys.stderr,
+        )
     evaluation = grade(
         draft,
         rubric,

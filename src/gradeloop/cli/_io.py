@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -78,3 +80,34 @@ def table(*columns: str, never_wrap: tuple[str, ...] = ()) -> Table:
 def plural(n: int, noun: str) -> str:
     """``"1 labelled draft"``, ``"2 labelled drafts"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def check_out(out: str | None) -> None:
+    """Refuse an ``--out`` path that cannot be written, before any work is paid for."""
+    if out is None:
+        return
+    path = Path(out)
+    folder = path.parent
+    if path.is_dir():
+        raise InputError(f"--out {out} is a folder; give a file path")
+    if not folder.is_dir():
+        raise InputError(f"--out folder not found: {folder}; create it or give another path")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"--out file cannot be written: {out}; give another path")
+
+
+def write_out(out: str, draft: str, loop_id: str | None, db: str | None) -> None:
+    """Write the final draft; if that still fails, say how to get it back."""
+    try:
+        Path(out).write_text(draft, encoding="utf-8")
+    except OSError as exc:
+        if loop_id is None:  # not recorded: the draft goes to stdout rather than nowhere
+            sys.stdout.write(draft if draft.endswith("\n") else draft + "\n")
+            recover = "the draft is printed on stdout instead"
+        else:
+            where = f" --db {db}" if db else ""
+            recover = (
+                f"loop {loop_id} is recorded: recover its final draft with "
+                f"`gradeloop history {loop_id}{where} --json`"
+            )
+        raise InputError(f"cannot write --out file {out} ({exc.strerror}); {recover}") from None

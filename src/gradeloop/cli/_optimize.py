@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
@@ -13,7 +12,7 @@ from ..grading._shadow import judge_request
 from ..history._store import HistoryStore
 from ..loop._result import Iteration, LoopResult
 from ..loop._run import run_loop
-from ._io import console, print_json, read_task
+from ._io import add_db_option, check_out, console, print_json, read_task, write_out
 from ._models import add_model_options, build_generator, build_judge, model_configured
 from ._optimize_graph import add_graph_options, uses_graph
 from ._optimize_graph import run as run_graph
@@ -75,6 +74,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--no-history", action="store_true", help="do not record this loop in the history database"
     )
+    add_db_option(p)
     add_graph_options(p)
     add_model_options(p, generator=True)
     p.set_defaults(run=run)
@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     task = read_task(args.task, args.task_file)
     if not task:
         raise InputError("the task is empty: give --task TEXT or --task-file FILE")
+    check_out(args.out)  # before the first (paid) model call, not after the loop
     if not model_configured(args):
         raise ConfigError(
             "no model is configured to write drafts: set ANTHROPIC_API_KEY, "
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         )
     generator = build_generator(args)
     judge = build_judge(args) if judge_request(rubric) else None
-    store = None if args.no_history else HistoryStore()
+    store = None if args.no_history else HistoryStore(args.db)
     progress = _Progress(args.max_rounds if not args.single_shot else 1)
     try:
         with progress:
@@ -133,10 +134,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _report(result: LoopResult, args: argparse.Namespace) -> None:
     if args.out:
-        try:
-            Path(args.out).write_text(result.draft, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write --out file {args.out}: {exc.strerror}") from None
+        recorded = None if args.no_history else result.loop_id
+        write_out(args.out, result.draft, recorded, args.db)
     if args.json:
         print_json(result.to_json())
     elif not args.out:
@@ -149,7 +148,13 @@ def _report(result: LoopResult, args: argparse.Namespace) -> None:
         f"{verdict}: {result.stop_reason} after {result.rounds} round(s); returned draft "
         f"{result.output_id} scored {score}/10; tokens {usage.total_input} in, "
         f"{usage.output_tokens} out; loop {result.loop_id}"
-        + ("" if args.no_history else " (see `gradeloop history " + result.loop_id + "`)"),
+        + (
+            ""
+            if args.no_history
+            else f" (see `gradeloop history {result.loop_id}"
+            + (f" --db {args.db}" if args.db else "")
+            + "`)"
+        ),
         markup=False,
     )
     if result.error:

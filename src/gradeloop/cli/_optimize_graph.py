@@ -28,7 +28,7 @@ from ..history._paths import gradeloop_home
 from ..history._scrub import scrub_text
 from ..history._store import HistoryStore
 from ..loop._run import new_id
-from ._io import console, print_json, read_task
+from ._io import check_out, console, print_json, read_task, write_out
 from ._models import build_generator, build_judge, model_configured
 
 CHECKPOINTS = "checkpoints.db"
@@ -106,6 +106,7 @@ class _Job:
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the graph; exit 0 when the returned draft passed, else 1."""
     _check_flags(args)
+    check_out(args.out)  # before any model call
     require_langgraph()
     path = gradeloop_home() / CHECKPOINTS
     if args.resume is not None and not path.exists():  # reading creates nothing
@@ -182,7 +183,7 @@ def _drive(
     args: argparse.Namespace, job: _Job, threads: _Threads
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Stream the graph to its end; the final state, and the loop's history when kept."""
-    store = HistoryStore() if job.settings.get("history") else None
+    store = HistoryStore(args.db) if job.settings.get("history") else None
     err = console(stderr=True)
     try:
         generator = build_generator(args)
@@ -260,10 +261,8 @@ def _report(
 ) -> None:
     draft, passed = final_result(state)
     if args.out:
-        try:
-            Path(args.out).write_text(draft, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write --out file {args.out}: {exc.strerror}") from None
+        recorded = state.get("loop_id") if history is not None else None
+        write_out(args.out, draft, recorded, args.db)
     if args.json:
         print_json(_json(job, state, history))
     elif not args.out:
