@@ -222,7 +222,7 @@ def test_graph_flags_that_cannot_work_are_exit_2(emulator: Emulator) -> None:
                 "--return",
                 "last",
             ],
-            "--return cannot be used with --engine graph: the graph runs the seed loop",
+            "--return cannot be used with --engine graph: the graph runs the basic loop",
         ),
         (
             ["optimize", "--task", "t", "--base-url", emulator.base_url],
