@@ -259,11 +259,15 @@ def path(section: str) -> Callable[[Callable[[Bench], None]], Callable[[Bench], 
 @path("history and loop")
 def scrubber(b: Bench) -> None:
     """scrub_text runs on every string stored in the history database."""
-    b.curve("scrubber", "'ab-' * n/3", lambda n: "ab-" * (n // 3), scrub_text, 25_000)
-    b.curve("scrubber", "'a.' * n/2", lambda n: "a." * (n // 2), scrub_text, 25_000)
-    b.curve("scrubber", "'a://' * n/4", lambda n: "a://" * (n // 4), scrub_text, 25_000)
-    b.curve("scrubber", "'a://b@' * n/6", lambda n: "a://b@" * (n // 6), scrub_text, 25_000)
-    b.curve("scrubber", "ordinary prose", prose, scrub_text, 25_000)
+    inputs: list[tuple[str, Make]] = [
+        ("'ab-' * n/3", lambda n: "ab-" * (n // 3)),
+        ("'a.' * n/2", lambda n: "a." * (n // 2)),
+        ("'a://' * n/4", lambda n: "a://" * (n // 4)),
+        ("'a://b@' * n/6", lambda n: "a://b@" * (n // 6)),
+        ("ordinary prose", prose),
+    ]
+    for kind, make in inputs:
+        b.curve("scrubber", kind, make, scrub_text, 25_000, repeat=b.repeat)
 
 
 @path("history and loop")
@@ -284,8 +288,8 @@ def similarity(b: Bench) -> None:
             forget.cache_clear()
         return similar(*pair)
 
-    b.curve("similarity", "repeated words", pair_bad, run, 256_000)
-    b.curve("similarity", "prose, 0.5% edited", pair_ok, run, 256_000)
+    b.curve("similarity", "repeated words", pair_bad, run, 256_000, repeat=b.repeat)
+    b.curve("similarity", "prose, 0.5% edited", pair_ok, run, 256_000, repeat=b.repeat)
 
 
 _RUBRIC = Rubric.from_dict({"criteria": [{"key": "tone", "description": "Warm."}]})
@@ -333,6 +337,7 @@ def token_budget(b: Bench) -> None:
         lambda n: _loop(n, token_budget=10**12, reuse_identical=False),
         250,
         unit="rounds",
+        repeat=b.repeat,
     )
     b.curve(
         "token_budget",
@@ -341,6 +346,7 @@ def token_budget(b: Bench) -> None:
         lambda n: _loop(n, reuse_identical=False),
         250,
         unit="rounds",
+        repeat=b.repeat,
     )
 
 
@@ -355,6 +361,7 @@ def draft_reuse(b: Bench) -> None:
         lambda n: _loop(n, prefix=shared, reuse_identical=True),
         250,
         unit="rounds",
+        repeat=b.repeat,
     )
     b.curve(
         "draft_reuse",
@@ -363,6 +370,7 @@ def draft_reuse(b: Bench) -> None:
         lambda n: _loop(n, reuse_identical=True),
         250,
         unit="rounds",
+        repeat=b.repeat,
     )
 
 
