@@ -242,3 +242,36 @@ def test_a_late_write_failure_names_the_loop_and_how_to_recover(
     assert found and found.group(1) == found.group(2), ran.err
     shown = cli("history", found.group(1), "--json")
     assert json.loads(shown.out)["iterations"][0]["content"].startswith("# Guide")
+
+
+def test_compare_labels_each_sources_words_and_speaks_of_no_labels(emulator: Emulator) -> None:
+    from tests.test_compare import stand_in
+
+    emulator.responder = stand_in().respond
+    ran = cli(
+        "compare",
+        str(EXAMPLE / "drafts.jsonl"),
+        "--rubric",
+        str(EXAMPLE / "rubric-shadow.toml"),
+        "--task-file",
+        str(EXAMPLE / "task.md"),
+        "--base-url",
+        emulator.base_url,
+        "--no-history",
+    )
+    assert ran.code == 0, ran.err
+    lines = [line.strip() for line in ran.out.splitlines()]
+    judge = [line for line in lines if line.startswith("judge said:")]
+    checker = [line for line in lines if line.startswith("checker sentence_len said:")]
+    assert judge and checker
+    assert not any("has 42 words (max 40)" in line for line in judge)  # not the checker's
+    assert any("has 42 words (max 40)" in line for line in checker)
+
+
+def test_the_constant_side_kappa_note_fits_compare_and_calibrate() -> None:
+    from gradeloop.migration._agreement import cohen_kappa
+
+    kappa, note = cohen_kappa([True, True, True], [True, False, True])
+    assert kappa == 0 and note is not None
+    assert "label" not in note  # compare has no labels: the note must fit both commands
+    assert "items that should pass and items that should fail" in note

@@ -262,9 +262,8 @@ def _disagreements(report: CompareReport, show: int) -> None:
             f"  {k.key}  {d.output_id}  {a}: {_said(d, first)}  {b}: {_said(d, second)}",
             markup=False,
         )
-        why = _why(d)
-        if why:
-            out.print(f"      {why}", markup=False)
+        for line in _why(d):  # each source's words on its own line, under its own name
+            out.print(f"      {line}", markup=False)
     hidden = sum(max(0, len(k.disagreements) - show) for k in report.keys)
     if hidden:
         out.print(f"  ... and {hidden} more (--show N, or --json for all)", markup=False)
@@ -277,18 +276,19 @@ def _said(d: ShadowResult, side: ShadowSide) -> str:
     return verdict
 
 
-def _why(d: ShadowResult) -> str:
-    """The judge's own words on the key when it gave any, else its reasoning, shortened."""
+def _why(d: ShadowResult) -> list[str]:
+    """What each side said: the judge's own words on the key (else its reasoning), and
+    the checker's issues, each labelled with who said it."""
     judge = d.shadow if d.shadow.source == "judge" else d.primary
     code = d.primary if judge is d.shadow else d.shadow
-    parts = []
+    lines = []
     if judge.source == "judge":
         said = "; ".join(judge.issues) or (d.judge_reasoning or "")
         if said:
-            parts.append(f"judge: {_short(said)}")
+            lines.append(f"judge said: {_short(said)}")
     if code.source == "code" and code.issues:
-        parts.append(f"{code.filled_by}: {_short('; '.join(code.issues))}")
-    return "  |  ".join(parts)
+        lines.append(f"checker {code.filled_by} said: {_short('; '.join(code.issues))}")
+    return lines
 
 
 def _cost_table(report: CompareReport) -> Table:

@@ -97,7 +97,7 @@ def _kappa(t: Confusion) -> tuple[float | None, str | None]:
     if pa in (0, 1) or pb in (0, 1):
         return kappa, (
             "one side gave every item the same answer, so kappa is 0 whatever "
-            "the agreement; label items of both classes"
+            "the agreement; include items that should pass and items that should fail"
         )
     return kappa, None
 
