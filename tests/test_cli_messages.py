@@ -275,3 +275,15 @@ def test_the_constant_side_kappa_note_fits_compare_and_calibrate() -> None:
     assert kappa == 0 and note is not None
     assert "label" not in note  # compare has no labels: the note must fit both commands
     assert "items that should pass and items that should fail" in note
+
+
+def test_an_empty_draft_is_graded_with_a_note(tmp_path: Path) -> None:
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(
+        '[[criteria]]\nkey = "short"\ndescription = "d"\nchecker = "length"\n'
+        "options = { max_words = 3 }\n"
+    )
+    empty = cli("grade", "-", "--rubric", str(rubric), stdin="  \n")
+    assert empty.code == 0 and "note: the draft is empty" in empty.err
+    text = cli("grade", "-", "--rubric", str(rubric), stdin="Hi.")
+    assert "note" not in text.err
