@@ -287,3 +287,25 @@ def test_an_empty_draft_is_graded_with_a_note(tmp_path: Path) -> None:
     assert empty.code == 0 and "note: the draft is empty" in empty.err
     text = cli("grade", "-", "--rubric", str(rubric), stdin="Hi.")
     assert "note" not in text.err
+
+
+def test_calibrate_compares_a_moved_key_with_its_previous_judge_figure(
+    emulator: Emulator,
+) -> None:
+    from tests.test_compare import stand_in
+
+    emulator.responder = stand_in().respond
+    common = ["--task-file", str(EXAMPLE / "task.md"), "--base-url", emulator.base_url]
+    labels = str(EXAMPLE / "labels.jsonl")
+    before = cli("calibrate", labels, "--rubric", str(EXAMPLE / "rubric-shadow.toml"), *common)
+    assert before.code == 0, before.err
+    after = cli("calibrate", labels, "--rubric", str(EXAMPLE / "rubric.toml"), "--json", *common)
+    assert after.code == 0, after.err
+    key = next(k for k in json.loads(after.out)["keys"] if k["key"] == "sentence_len")
+    assert key["rated_by"] == "sentence_len" and key["moved_from"] == "judge"
+    assert key["delta"]["agreement"] == pytest.approx(0.3)  # 70% as the judge -> 100% in code
+    again = ["--name", "second"]  # a fresh group: before and after once more, as text
+    cli("calibrate", labels, "--rubric", str(EXAMPLE / "rubric-shadow.toml"), *common, *again)
+    text = cli("calibrate", labels, "--rubric", str(EXAMPLE / "rubric.toml"), *common, *again)
+    row = next(line for line in text.out.splitlines() if line.startswith("sentence_len"))
+    assert "moved from judge: agreement +30 pts" in row and "new" not in row

@@ -214,7 +214,10 @@ def _delta(k: KeyCalibration) -> str:
     for name, label in (("kappa", "kappa"), ("mae", "MAE"), ("correlation", "r")):
         if d[name] is not None:
             parts.append(f"{label} {d[name]:+.2f}")
-    return ", ".join(parts) or "-"
+    figures = ", ".join(parts) or "-"
+    if k.moved_from:  # compared with the source that decided the key last run
+        return f"moved from {k.moved_from}: {figures}"
+    return figures
 
 
 def _previous(report: CalibrationReport) -> None:

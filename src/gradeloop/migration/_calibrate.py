@@ -68,6 +68,7 @@ class KeyCalibration:
     scores: ScoreStats | None = None
     previous: Mapping[str, Any] | None = None
     self_agreement: float | None = None
+    moved_from: str | None = None  # the key's previous primary source, when it changed
 
     @property
     def rated(self) -> int:
@@ -128,6 +129,8 @@ class KeyCalibration:
             out["warning"] = self.warning
         if self.previous is not None:
             out["delta"] = self.delta()
+        if self.moved_from is not None:
+            out["moved_from"] = self.moved_from
         return out
 
 
@@ -315,16 +318,17 @@ def _key_figures(
     c: Criterion, role: Role, p: _Pairs, previous: Mapping[str, Any] | None
 ) -> KeyCalibration:
     rated_by = c.filled_by if role == "primary" else str(c.shadow)
-    before = None
+    before, moved_from = None, None
     if previous is not None:
+        rows = [k for k in previous.get("keys", []) if k.get("key") == c.key]
         before = next(
-            (
-                k
-                for k in previous.get("keys", [])
-                if k.get("key") == c.key and k.get("role") == role and k.get("rated_by") == rated_by
-            ),
-            None,
+            (k for k in rows if (k.get("role"), k.get("rated_by")) == (role, rated_by)), None
         )
+        if before is None and role == "primary":
+            # the key changed hands (say judge -> checker): compare with whoever decided
+            # it last time, and say so, rather than calling the key new
+            before = next((k for k in rows if k.get("role") == "primary"), None)
+            moved_from = None if before is None else str(before.get("rated_by"))
     return KeyCalibration(
         key=c.key,
         role=role,
@@ -337,4 +341,5 @@ def _key_figures(
         self_agreement=(
             sum(p.self_agreement) / len(p.self_agreement) if p.self_agreement else None
         ),
+        moved_from=moved_from,
     )
