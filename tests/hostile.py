@@ -1,12 +1,13 @@
 """Hostile judge replies for property tests: hypothesis strategies and the oracle.
 
 A reply *document* is built as ordered key/value pairs (:class:`Obj`), so a key can
-appear twice, as it can in JSON text. The oracle (:func:`validity`) says what the
-reply means by the rules gradeloop promises, written independently of the code
-under test:
+appear twice, as it can in JSON text. The oracle (:func:`meaning_of_text_doc`,
+:func:`meaning_of_python`) says what the reply means by the rules gradeloop
+promises, written independently of the code under test:
 
-* valid: a JSON object with no duplicated key at any depth, whose ``reasoning`` is
-  a string, ``passed`` a real boolean, ``issues`` a list of strings; every
+* valid: a JSON object with no duplicated key at any depth and nothing the JSON
+  reader cannot take (nesting thousands deep, an integer thousands of digits long),
+  whose ``reasoning`` is a string, ``passed`` a real boolean, ``issues`` a list of strings; every
   pass/fail key of the rubric a real boolean under ``criteria_met`` (and any
   scored key there a boolean too, which is ignored); every scored key an integer
   (``8`` or ``8.0``, never a bool or a string) from 1 to 10 under ``scores``;
@@ -140,13 +141,16 @@ def has_duplicates(value: Any) -> bool:
 TOO_DEEP = 5000
 
 
-def too_deep(value: Any) -> bool:
+def unreadable(value: Any) -> bool:
+    """Nesting or an integer the JSON reader cannot take: such text is not a verdict."""
     if isinstance(value, Deep):
         return value.depth >= TOO_DEEP
+    if isinstance(value, Huge):
+        return True
     if isinstance(value, Obj):
-        return any(too_deep(v) for _, v in value.pairs)
+        return any(unreadable(v) for _, v in value.pairs)
     if isinstance(value, list | tuple):
-        return any(too_deep(v) for v in value)
+        return any(unreadable(v) for v in value)
     return False
 
 
@@ -216,7 +220,7 @@ def meaning_of_python(d: Any, criteria: Sequence[Criterion]) -> Meaning:
 
 def meaning_of_text_doc(doc: Any, criteria: Sequence[Criterion]) -> Meaning:
     """What a document sent as JSON text means."""
-    if has_duplicates(doc) or too_deep(doc):
+    if has_duplicates(doc) or unreadable(doc):
         return "invalid"
     py = to_python(doc)
     if _has_non_finite(py):

@@ -72,6 +72,7 @@ def test_the_oracle_reads_a_good_reply_and_rejects_each_kind_of_hostile_one() ->
         assert hostile.meaning_of_text_doc(doc, c) == "invalid", score
     assert hostile.meaning_of_text_doc(base.set("scores", hostile.Obj((("s", 8.0),))), c) == "good"
     assert hostile.meaning_of_text_doc(base.set("junk", hostile.Deep(20)), c) == "good"
+    assert hostile.meaning_of_text_doc(base.set("junk", hostile.Huge()), c) == "invalid"
     assert hostile.meaning_of_text_doc(base.set("junk", hostile.Deep(hostile.TOO_DEEP)), c) == (
         "invalid"
     )
