@@ -23,6 +23,9 @@ and a prefix below the minimum caches nothing - as the real API does, silently.
 The Message Batches endpoints (create, retrieve, results, cancel) are served by
 ``emulator.batches`` (:mod:`tests.emulator_batches`).
 
+``keep_alive=True`` speaks HTTP/1.1 and keeps connections open, as the real API
+does (benchmarks); by default each answer closes its connection.
+
 ``latency`` (seconds) delays every ``/v1/messages`` answer, for benchmarks; the
 server's sockets have Nagle's algorithm off, so a reply's header and body writes
 are not held back waiting for the client's delayed ACK (40 ms each otherwise).
@@ -98,9 +101,12 @@ class Request:
 class Emulator:
     """The server, its script and its records. Use the ``emulator`` fixture."""
 
-    def __init__(self, *, cache_min_tokens: int = 1024, latency: float = 0.0) -> None:
+    def __init__(
+        self, *, cache_min_tokens: int = 1024, latency: float = 0.0, keep_alive: bool = False
+    ) -> None:
         self.cache_min_tokens = cache_min_tokens
         self.latency = latency
+        self.keep_alive = keep_alive
         self.requests: list[Request] = []
         # (request body, usage sent) for every reply with a usage block, in answer order
         self.answered: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -262,6 +268,10 @@ def _invalid(body: Any) -> str | None:
 
 
 class _Server(ThreadingHTTPServer):
+    # Room for many clients connecting at once (the default backlog of 5 drops the
+    # rest's SYNs, which the kernel retries only after a second).
+    request_queue_size = 256
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that went away (a killed process, a timeout) is not the emulator's
         # fault; printing its traceback would land in the stderr a test is reading.
@@ -272,6 +282,7 @@ class _Server(ThreadingHTTPServer):
 def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         disable_nagle_algorithm = True
+        protocol_version = "HTTP/1.1" if emulator.keep_alive else "HTTP/1.0"
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -89,9 +90,15 @@ def grade_many(
             "grade_many() cannot run inside a running event loop (asyncio code, Jupyter); "
             "use `await agrade_many(...)` there, with the same arguments"
         )
+    _check_concurrency(concurrency)
     judge = _with_cache(judge, cache)
 
     async def run() -> list[Evaluation]:
+        # Sync-only judges and the code checkers run in worker threads: give this run
+        # as many as drafts in flight (asyncio's default pool has cpu_count + 4).
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="gradeloop")
+        )
         try:
             return await agrade_many(
                 drafts,
@@ -123,9 +130,14 @@ async def agrade_many(
     skip_judge: bool = False,
     registry: Registry | None = None,
 ) -> list[Evaluation]:
-    """The async twin of :func:`grade_many`: same arguments, same result."""
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be an integer >= 1, not {concurrency!r}")
+    """The async twin of :func:`grade_many`: same arguments, same result.
+
+    A judge with only a sync ``evaluate`` and the code checkers run in the event
+    loop's default executor; size it to ``concurrency``
+    (``loop.set_default_executor(ThreadPoolExecutor(n))``) for a sync judge, as
+    :func:`grade_many` does for its own loop.
+    """
+    _check_concurrency(concurrency)
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
     if rubric.judge_criteria and judge is None and not skip_judge:
@@ -158,6 +170,11 @@ async def agrade_many(
         else:
             await _run_workers(worker, min(concurrency, len(items)))
     return [r for r in results if r is not None]
+
+
+def _check_concurrency(concurrency: object) -> None:
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an integer >= 1, not {concurrency!r}")
 
 
 async def _run_workers(worker: Any, count: int) -> None:
