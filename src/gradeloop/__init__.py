@@ -38,8 +38,9 @@ from gradeloop.grading._shadow import ShadowResult, ShadowSide
 from gradeloop.grading._verdict import Verdict, accepted, as_feedback
 from gradeloop.history._cache import CacheStats, JudgeCache
 from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
+from gradeloop.loop._arun import arun_loop
 from gradeloop.loop._result import Iteration, LoopResult
-from gradeloop.loop._run import Generator, generator_task, optimize, run_loop
+from gradeloop.loop._run import Generator, LoopEvent, generator_task, optimize, run_loop
 from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
 from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
@@ -126,6 +127,7 @@ __all__ = [
     "KeyCalibration",
     "KeyComparison",
     "LabelledItem",
+    "LoopEvent",
     "LoopNotFoundError",
     "LoopResult",
     "LoopSummary",
@@ -151,6 +153,7 @@ __all__ = [
     "accepted",
     "agrade",
     "agrade_many",
+    "arun_loop",
     "as_feedback",
     "assert_graded",
     "calibrate",

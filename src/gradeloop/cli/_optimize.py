@@ -11,9 +11,15 @@ from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
 from ..history._store import HistoryStore
 from ..loop._result import Iteration, LoopResult
-from ..loop._run import run_loop
+from ..loop._run import LoopEvent, run_loop
 from ._io import add_db_option, check_out, console, print_json, read_task, write_out
-from ._models import add_model_options, build_generator, build_judge, model_configured
+from ._models import (
+    add_cache_options,
+    add_model_options,
+    build_generator,
+    build_judge,
+    model_configured,
+)
 from ._optimize_graph import add_graph_options, uses_graph
 from ._optimize_graph import run as run_graph
 
@@ -64,6 +70,13 @@ def add_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="stop before the next revision once this much time has passed",
     )
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="DOLLARS",
+        help="stop before the next revision once this many US dollars were spent "
+        "(needs a price for every model used; see GRADELOOP_PRICES)",
+    )
     p.add_argument("--out", metavar="FILE", help="write the final draft here, not to stdout")
     p.add_argument(
         "--json",
@@ -77,6 +90,7 @@ def add_parser(sub: Any) -> None:
     add_db_option(p)
     add_graph_options(p)
     add_model_options(p, generator=True)
+    add_cache_options(p)
     p.set_defaults(run=run)
 
 
@@ -117,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
                 store=store,
                 token_budget=args.token_budget,
                 time_budget=args.time_budget,
+                max_cost_usd=args.max_cost,
                 on_iteration=progress.iteration,
+                on_event=progress.event,
                 config={
                     "mode": "single-shot" if args.single_shot else "loop",
                     "generator_model": getattr(generator, "model", None),
@@ -147,7 +163,7 @@ def _report(result: LoopResult, args: argparse.Namespace) -> None:
     err.print(
         f"{verdict}: {result.stop_reason} after {result.rounds} round(s); returned draft "
         f"{result.output_id} scored {score}/10; tokens {usage.total_input} in, "
-        f"{usage.output_tokens} out; loop {result.loop_id}"
+        f"{usage.output_tokens} out, cost {dollars(usage.cost_usd)}; loop {result.loop_id}"
         + (
             ""
             if args.no_history
@@ -184,11 +200,24 @@ class _Progress:
         if self.status is not None:
             self.status.update(f"round {it.iteration + 1}: revising and judging…")
 
+    def event(self, event: LoopEvent) -> None:
+        """Keep the terminal's status line on what the loop is doing right now."""
+        if self.status is None:
+            return
+        if event.kind == "generate_start":
+            doing = "drafting" if event.round == 1 else "revising"
+            self.status.update(f"round {event.round}: {doing}…")
+        elif event.kind == "evaluate_start":
+            self.status.update(f"round {event.round}: judging…")
+
 
 def describe(it: Iteration, cap: int) -> str:
     """One progress line: round, score, failed keys, tokens, time."""
     head = f"round {it.iteration}/{max(cap, 1)}"
-    tokens = f"tokens {it.usage.total_input} in/{it.usage.output_tokens} out"
+    tokens = (
+        f"tokens {it.usage.total_input} in/{it.usage.output_tokens} out"
+        f"  {dollars(it.usage.cost_usd)}"
+    )
     ms = it.generation_time_ms + (it.evaluation_time_ms or 0)
     if it.evaluation is None:
         what = f"judge failed: {it.judge_error}" if it.judge_error else "not judged"
@@ -200,3 +229,8 @@ def describe(it: Iteration, cap: int) -> str:
         f"{head}  score {ev.overall_score:.2f}  {'pass' if ev.accepted else 'fail'}  "
         f"failed: {failed}  {tokens}  {ms / 1000:.1f}s{reused}"
     )
+
+
+def dollars(cost: float | None) -> str:
+    """``$0.0123``, or ``$?`` when a model's price is unknown (never a guess)."""
+    return "$?" if cost is None else f"${cost:,.4f}"

@@ -39,6 +39,7 @@ _LOOP_ONLY = (
     ("return_policy", "--return"),
     ("token_budget", "--token-budget"),
     ("time_budget", "--time-budget"),
+    ("max_cost", "--max-cost"),
 )
 # What a thread keeps from the run that started it.
 _FIXED_BY_THREAD = (

@@ -16,6 +16,7 @@ StopReason = Literal[
     "evaluator_failed",
     "generator_failed",
     "token_budget",
+    "cost_budget",
     "time_budget",
 ]
 

@@ -15,9 +15,11 @@ Invariants (each pinned by a test that fails without it):
 
 from __future__ import annotations
 
+import collections.abc
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .. import telemetry
@@ -26,13 +28,32 @@ from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
-from ..models._usage import Usage, metered
+from ..models._usage import Meter, Usage, metered
 from ._best import best_of, iteration_rank
 from ._result import Iteration, LoopResult, StopReason
 from ._similarity import DEFAULT_SIMILARITY, similar
 
 ReturnPolicy = Literal["best", "last"]
 OnIteration = Callable[[Iteration], None]
+LoopEventKind = Literal["generate_start", "round_start", "evaluate_start", "iteration"]
+
+
+@dataclass(frozen=True)
+class LoopEvent:
+    """What the loop is about to do, or has just done, as it happens.
+
+    ``kind`` is ``"generate_start"`` (drafting: ``round`` is the round the draft is
+    for), ``"round_start"`` and ``"evaluate_start"`` (judging round ``round``), or
+    ``"iteration"`` (round ``round`` is recorded; ``iteration`` holds it).
+    """
+
+    kind: LoopEventKind
+    loop_id: str
+    round: int
+    iteration: Iteration | None = None
+
+
+OnEvent = Callable[[LoopEvent], None]
 
 
 class Generator(Protocol):
@@ -107,10 +128,11 @@ class _Run:
         store: HistorySink | None,
         on_iteration: OnIteration | None,
         registry: Registry | None,
+        on_event: OnEvent | None = None,
     ) -> None:
         self.task, self.rubric, self.settings = task, rubric, settings
         self.generator, self.judge, self.registry = generator, judge, registry
-        self.store, self.on_iteration = store, on_iteration
+        self.store, self.on_iteration, self.on_event = store, on_iteration, on_event
         self.loop_id = new_id("loop")
         self.gen_task = generator_task(task, rubric)
         self.history: list[Iteration] = []
@@ -134,6 +156,10 @@ class _Run:
                 text = self.generator.generate(self.gen_task, draft, issues)
             else:
                 text = self.generator.generate(self.gen_task)
+        return self.drafted(text, start, meter)
+
+    def drafted(self, text: object, start: float, meter: Meter) -> Iteration:
+        """The new iteration for a draft the generator returned."""
         if not isinstance(text, str):
             raise TypeError(f"the generator returned {type(text).__name__}, not str")
         it = Iteration(
@@ -150,6 +176,10 @@ class _Run:
     def evaluate(self, it: Iteration) -> None:
         """Judge ``it`` (or reuse the verdict of an identical judged draft)."""
         self._evaluate(it)
+        self.evaluated(it)
+
+    def evaluated(self, it: Iteration) -> None:
+        """Keep the running totals once ``it`` is judged (or its judge failed)."""
         self.usage += it.evaluation_usage
         if it.evaluation is None:
             return
@@ -159,13 +189,26 @@ class _Run:
         if k and len(self.scores) > k:  # one score leaves the window for "before"
             self.best_before = max(self.best_before, self.scores[-k - 1])
 
-    def _evaluate(self, it: Iteration) -> None:
+    def reuse(self, it: Iteration) -> bool:
+        """Give ``it`` the verdict of an identical judged draft, if there is one."""
         # A dict keyed by the text finds an identical judged draft in one hash
         # lookup (the string's hash is computed once), not a scan of every draft.
         twin = self.judged.get(it.content) if self.settings.reuse_identical else None
-        if twin is not None and twin.evaluation is not None:
-            it.evaluation = self._with_improvement(twin.evaluation.with_ids(it.output_id))
-            it.reused_from, it.evaluation_time_ms = twin.output_id, 0.0
+        if twin is None or twin.evaluation is None:
+            return False
+        it.evaluation = self._with_improvement(twin.evaluation.with_ids(it.output_id))
+        it.reused_from, it.evaluation_time_ms = twin.output_id, 0.0
+        return True
+
+    def judged_as(self, it: Iteration, ev: Evaluation | None, error: JudgeError | None) -> None:
+        """Record the outcome of grading ``it`` (an evaluation, or the judge's failure)."""
+        if error is not None:
+            it.judge_error = f"{error.reason}: {error}"
+        elif ev is not None:
+            it.evaluation = self._with_improvement(ev.with_ids(it.output_id))
+
+    def _evaluate(self, it: Iteration) -> None:
+        if self.reuse(it):
             return
         start = time.perf_counter()
         with metered() as meter:  # this loop's calls only, even on a shared judge
@@ -178,9 +221,9 @@ class _Run:
                     registry=self.registry,
                 )
             except JudgeError as exc:
-                it.judge_error = f"{exc.reason}: {exc}"
+                self.judged_as(it, None, exc)
             else:
-                it.evaluation = self._with_improvement(ev.with_ids(it.output_id))
+                self.judged_as(it, ev, None)
         it.evaluation_time_ms = (time.perf_counter() - start) * 1000
         it.evaluation_usage = meter.usage
 
@@ -198,6 +241,12 @@ class _Run:
             record_shadows(self.store, self.loop_id, it)
         if self.on_iteration is not None:
             self.on_iteration(it)
+        self.emit("iteration", it.iteration, it)
+
+    def emit(self, kind: LoopEventKind, round_no: int, it: Iteration | None = None) -> None:
+        """Tell ``on_event`` what is happening (nothing when there is no listener)."""
+        if self.on_event is not None:
+            self.on_event(LoopEvent(kind, self.loop_id, round_no, it))
 
     def revision_issues(self) -> list[str]:
         """The last VALID evaluation's issues: a judge error is never a draft problem."""
@@ -224,9 +273,21 @@ class _Run:
             and self.usage.total_input + self.usage.output_tokens >= s.token_budget
         ):
             return "token_budget"
+        if s.max_cost_usd is not None and self._over_cost(s.max_cost_usd):
+            return "cost_budget"
         if s.time_budget is not None and self.elapsed_s >= s.time_budget:
             return "time_budget"
         return None
+
+    def _over_cost(self, limit: float) -> bool:
+        cost = self.usage.cost_usd
+        if cost is None:  # a call's price is unknown: the budget cannot be kept, stop
+            self.error = (
+                "the loop's cost is unknown (a model it used has no price; see "
+                "GRADELOOP_PRICES), so max_cost_usd cannot be kept"
+            )
+            return True
+        return cost >= limit
 
     def _stagnated(self, it: Iteration) -> bool:
         s = self.settings
@@ -274,6 +335,7 @@ class _Settings:
         token_budget: int | None,
         time_budget: float | None,
         max_judge_failures: int,
+        max_cost_usd: float | None = None,
     ) -> None:
         if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
             raise InputError(f"max_rounds must be an integer, not {max_rounds!r}")
@@ -285,8 +347,12 @@ class _Settings:
             )
         if similarity is not None and not 0 < similarity <= 1:
             raise InputError(f"similarity must be in (0, 1], not {similarity}")
-        for name, value in (("token_budget", token_budget), ("time_budget", time_budget)):
-            if value is not None and value <= 0:
+        for name, value in (
+            ("token_budget", token_budget),
+            ("time_budget", time_budget),
+            ("max_cost_usd", max_cost_usd),
+        ):
+            if value is not None and not value > 0:
                 raise InputError(f"{name} must be positive, not {value}")
         if max_judge_failures < 1:
             raise InputError(f"max_judge_failures must be >= 1, not {max_judge_failures}")
@@ -298,6 +364,7 @@ class _Settings:
         self.token_budget = token_budget
         self.time_budget = time_budget
         self.max_judge_failures = max_judge_failures
+        self.max_cost_usd = max_cost_usd
 
     def to_config(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -322,6 +389,8 @@ def run_loop(
     on_iteration: OnIteration | None = None,
     registry: Registry | None = None,
     config: Mapping[str, Any] | None = None,
+    max_cost_usd: float | None = None,
+    on_event: OnEvent | None = None,
 ) -> LoopResult:
     """Draft, judge, revise until a draft is accepted or a stop condition holds.
 
@@ -330,46 +399,77 @@ def run_loop(
     that is the same text as the draft before it by ``similarity``),
     ``"evaluator_failed"`` (the judge failed before anything was judged, or
     ``max_judge_failures`` times in a row), ``"generator_failed"`` (a revision
-    raised), ``"token_budget"`` or ``"time_budget"``. ``return_policy="best"``
-    returns an accepted draft if any was accepted, else the highest-scoring judged
-    draft (ties to the latest); ``"last"`` the last judged one. The returned
-    ``passed`` is always that draft's own verdict.
+    raised), ``"token_budget"``, ``"cost_budget"`` (the dollars spent reached
+    ``max_cost_usd``, or a call's price is unknown so the budget cannot be kept) or
+    ``"time_budget"``. ``return_policy="best"`` returns an accepted draft if any was
+    accepted, else the highest-scoring judged draft (ties to the latest); ``"last"``
+    the last judged one. The returned ``passed`` is always that draft's own verdict.
 
     With ``store`` (a :class:`~gradeloop.HistoryStore`), each iteration is
-    committed as it completes. A failure of the very first generate propagates.
+    committed as it completes. ``on_iteration`` gets each iteration once it is
+    recorded; ``on_event`` gets a :class:`LoopEvent` before each draft and each
+    judging, and after each recorded round. A failure of the very first generate
+    propagates.
     """
+    run = _start(_Run, dict(locals()))  # the arguments above, by name
+    return _finish(run, _drive(run))
+
+
+def _start(kind: type[_Run], args: Mapping[str, Any]) -> Any:
+    """Validate ``run_loop``'s (or ``arun_loop``'s) arguments and open the loop."""
+    rubric, registry = args["rubric"], args["registry"]
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
     settings = _Settings(
-        max_rounds=max_rounds,
-        stagnation_rounds=stagnation_rounds,
-        return_policy=return_policy,
-        similarity=similarity,
-        reuse_identical=reuse_identical,
-        token_budget=token_budget,
-        time_budget=time_budget,
-        max_judge_failures=max_judge_failures,
+        max_rounds=args["max_rounds"],
+        stagnation_rounds=args["stagnation_rounds"],
+        return_policy=args["return_policy"],
+        similarity=args["similarity"],
+        reuse_identical=args["reuse_identical"],
+        token_budget=args["token_budget"],
+        time_budget=args["time_budget"],
+        max_judge_failures=args["max_judge_failures"],
+        max_cost_usd=args["max_cost_usd"],
     )
-    run = _Run(task, rubric, generator, judge, settings, store, on_iteration, registry)
+    store = args["store"]
+    run = kind(
+        args["task"],
+        rubric,
+        args["generator"],
+        args["judge"],
+        settings,
+        store,
+        args["on_iteration"],
+        registry,
+        args["on_event"],
+    )
     if store is not None:
         store.start_loop(
             run.loop_id,
-            task=task,
+            task=args["task"],
             rubric=rubric.to_dict(),
-            config={**settings.to_config(), **(config or {})},
+            config={**settings.to_config(), **(args["config"] or {})},
         )
-    reason = _drive(run)
-    return _finish(run, reason)
+    return run
 
 
-def _drive(run: _Run) -> StopReason:
-    it = run.generate()
+# A step the loop asks its driver for: ("generate", draft, issues) -> the new
+# Iteration, or ("evaluate", iteration, None) -> None. The decisions live in _steps,
+# written once; _drive performs the steps blocking, arun_loop's driver awaiting them.
+Step = tuple[str, Any, Any]
+
+
+def _steps(run: _Run) -> collections.abc.Generator[Step, Any, StopReason]:
+    run.emit("generate_start", 1)
+    it: Iteration = yield ("generate", "", None)
     if run.settings.max_rounds < 1:
         run.record(it)
         return "max_rounds"  # nothing was judged, so this can only report False
     for round_no in range(1, run.settings.max_rounds + 1):
         telemetry.start_round(run.loop_id, round_no)
-        run.evaluate(it)
+        run.emit("round_start", round_no)
+        run.emit("evaluate_start", round_no)
+        yield ("evaluate", it, None)
         if it.evaluation is not None:
             run.last_valid, run.judge_failures_in_a_row = it, 0
         else:
@@ -381,12 +481,33 @@ def _drive(run: _Run) -> StopReason:
         run.record(it)
         if reason is not None:
             return reason
+        run.emit("generate_start", round_no + 1)
         try:
-            it = run.generate(it.content, issues)
+            it = yield ("generate", it.content, issues)
         except Exception as exc:  # a revision failed: keep what was judged
             run.error = f"the generator failed: {type(exc).__name__}: {exc}"
             return "generator_failed"
     return "max_rounds"  # unreachable: the last round always returns above
+
+
+def _drive(run: _Run) -> StopReason:
+    steps = _steps(run)
+    value: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            step = steps.throw(error) if error is not None else steps.send(value)
+        except StopIteration as done:
+            reason: StopReason = done.value
+            return reason
+        value, error = None, None
+        try:
+            if step[0] == "generate":
+                value = run.generate(step[1], step[2])
+            else:
+                run.evaluate(step[1])
+        except Exception as exc:  # handed to the step that asked (a failed revision)
+            error = exc
 
 
 def _finish(run: _Run, reason: StopReason) -> LoopResult:
