@@ -362,3 +362,18 @@ def test_calibrate_needs_a_model_only_for_judge_labels(tmp_path: Path) -> None:
     assert ran.code == 0, ran.err
     (key,) = json.loads(ran.out)["keys"]
     assert (key["key"], key["rated_by"], key["agreement"]) == ("code_runs", "code_runs", 1.0)
+
+
+def test_jobs_give_the_same_figures(rubric: Rubric, reg: Registry) -> None:
+    labels = [{"api_cited": h, "marked": h} for h in HUMAN] + [{"api_cited": True}]
+    answers = {f"d{n}": {"api_cited": j, "marked": j, "clarity": 8} for n, j in enumerate(JUDGE)}
+    data = items(labels)
+    data[-1] = LabelledItem("boom", "t", "boom", {"api_cited": True})  # its judge fails
+    reports = [
+        calibrate(data, rubric, judge=ScriptedJudge(answers), registry=reg, jobs=jobs).to_json()
+        for jobs in (1, 4)
+    ]
+    for report in reports:
+        report.pop("run_id"), report.pop("started_at")
+    assert reports[0]["judge_failures"] == [{"output_id": "boom", "error": "refusal: declined"}]
+    assert reports[0] == reports[1]

@@ -329,3 +329,33 @@ def test_the_docs_worked_example_shows_real_output(
     code, out, _ = compare_here(emulator, capsys, DRAFTS, "--rubric", rubric, "--no-history")
     assert code == 0
     assert [line.rstrip() for line in out.splitlines()] == doc_output(name)
+
+
+def test_jobs_grade_many_drafts_at_once_with_the_same_report(emulator: Emulator) -> None:
+    import zlib
+
+    from gradeloop import Rubric, compare, read_drafts
+    from gradeloop.models._judge import AnthropicJudge
+    from gradeloop.testing import refusal, verdict_reply
+
+    def answer(body: dict[str, Any]) -> Any:
+        text = body["messages"][0]["content"]
+        if zlib.crc32(text.encode()) % 4 == 0:  # some drafts' judge refuses, in any order
+            return refusal()
+        schema = body["output_config"]["format"]["schema"]
+        keys = schema["$defs"]["CriteriaMet"]["required"]
+        met = zlib.crc32(text.encode()) % 3 != 0
+        return verdict_reply(
+            {"reasoning": "r", "criteria_met": dict.fromkeys(keys, met), "passed": met,
+             "issues": [] if met else [f"{keys[0]}: fix"]}
+        )  # fmt: skip
+
+    emulator.responder = answer
+    rubric = Rubric.load(SHADOW_RUBRIC)
+    items = read_drafts(DRAFTS, default_task="Write the payments guide.")
+    reports = [
+        compare(items, rubric, judge=AnthropicJudge(client=emulator.client()), jobs=jobs).to_json()
+        for jobs in (1, 4)
+    ]
+    assert reports[0]["judge"]["failures"]  # the failures were exercised
+    assert reports[0] == reports[1]

@@ -24,7 +24,13 @@ from ..migration._compare import rubric_label
 from ..migration._jsonl import digest, read_labels
 from ..migration._suggest import suggest_examples, suggestions_toml
 from ._io import add_db_option, console, plural, print_json, read_task
-from ._models import add_model_options, build_judge, require_model
+from ._models import (
+    add_cache_options,
+    add_jobs_option,
+    add_model_options,
+    build_judge,
+    require_model,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -74,6 +80,8 @@ def add_parser(sub: Any) -> None:
         help="neither store this run nor compare it with the previous one",
     )
     add_model_options(p, generator=False)
+    add_jobs_option(p)
+    add_cache_options(p)
     p.set_defaults(run=run)
 
 
@@ -94,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     store = None if args.no_history else HistoryStore(args.db)
     try:
         previous = store.latest_calibration(name) if store is not None else None
-        report = calibrate(items, rubric, judge=judge, name=name, previous=previous)
+        report = calibrate(items, rubric, judge=judge, name=name, previous=previous, jobs=args.jobs)
         report.labels_path = str(Path(args.labels))
         report.labels_digest = digest(args.labels)
         if store is not None:
@@ -143,6 +151,15 @@ def render(report: CalibrationReport) -> None:
     """The per-key table, the warnings, then what changed since the previous run."""
     out = console()
     judge = f", judge {report.judge_model}" if report.judge_model else ""
+    usage = report.judge_usage
+    if usage is not None:
+        spent = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
+        per = (
+            ""
+            if usage.cost_usd is None or not report.items
+            else f", ${usage.cost_usd / report.items:,.4f} a draft"
+        )
+        judge += f" ({usage.total_input + usage.output_tokens:,} tokens, {spent}{per})"
     out.print(
         f"calibration {report.run_id}: rubric {report.rubric_name}, "
         f"{plural(report.items, 'labelled draft')}{judge}",

@@ -19,7 +19,13 @@ from ..history._store import HistoryStore
 from ..migration._compare import CompareReport, KeyComparison, compare, side_names
 from ..migration._jsonl import DraftItem, read_drafts
 from ._io import add_db_option, console, print_json, read_task
-from ._models import add_model_options, build_judge, require_model
+from ._models import (
+    add_cache_options,
+    add_jobs_option,
+    add_model_options,
+    build_judge,
+    require_model,
+)
 from ._record import record_grading
 
 
@@ -69,6 +75,8 @@ def add_parser(sub: Any) -> None:
         help="do not store the shadow outcomes in the history database",
     )
     add_model_options(p, generator=False)
+    add_jobs_option(p)
+    add_cache_options(p)
     p.set_defaults(run=run)
 
 
@@ -102,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             on_draft=lambda item, ev: graded.append(
                 GradedDraft(item.output_id, item.draft, ev, item.task)
             ),
+            jobs=args.jobs,
         )
     finally:
         if store is not None:
@@ -154,7 +163,7 @@ def render(report: CompareReport, show: int) -> None:
         f"compared {report.drafts} drafts with rubric {report.to_json()['rubric']}; "
         f"judge: {cost.calls} calls, {cost.usage.total_input:,} tokens in "
         f"({cost.usage.total_input / per:,.0f} per draft), {cost.usage.output_tokens:,} out "
-        f"({cost.usage.output_tokens / per:,.0f} per draft)",
+        f"({cost.usage.output_tokens / per:,.0f} per draft), {_dollars(cost.usage.cost_usd, per)}",
         markup=False,
     )
     asked = report.judge_request
@@ -344,3 +353,9 @@ def _num(x: float | None) -> str:
 def _short(text: str, limit: int = 160) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _dollars(cost: float | None, drafts: int) -> str:
+    if cost is None:
+        return "cost unknown (a model's price is not in the price table; see GRADELOOP_PRICES)"
+    return f"${cost:,.4f} (${cost / drafts:,.4f} per draft)"

@@ -17,13 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import JudgeError, JudgeRequiredError
-from ..grading._grade import Evaluation, Judge, grade
+from ..errors import JudgeRequiredError
+from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
-from ._compare import rubric_label, server_down
+from ._compare import rubric_label
 from ._jsonl import LabelledItem
+from ._many import graded
 from ._suggest import Disagreement
 
 __all__ = ["MIN_LABELS", "CalibrationReport", "KeyCalibration", "calibrate", "needs_judge"]
@@ -150,6 +151,7 @@ class CalibrationReport:
     run_id: str = field(default_factory=lambda: f"cal_{uuid.uuid4().hex[:12]}")
     started_at: float = field(default_factory=time.time)
     previous: Mapping[str, Any] | None = None
+    judge_usage: Any = None  # the judge's Usage over every draft (tokens and dollars)
 
     @property
     def warnings(self) -> list[str]:
@@ -181,6 +183,8 @@ class CalibrationReport:
             "keys": [k.to_json() for k in self.keys],
             "warnings": self.warnings,
         }
+        if self.judge_usage is not None:
+            out["judge_usage"] = self.judge_usage.to_dict()
         if self.previous is not None:
             out["previous"] = {
                 "run_id": self.previous.get("run_id"),
@@ -206,6 +210,7 @@ def calibrate(
     registry: Registry | None = None,
     name: str | None = None,
     previous: Mapping[str, Any] | None = None,
+    jobs: int = 1,
 ) -> CalibrationReport:
     """Grade every labelled draft with the whole rubric and compare with the labels.
 
@@ -216,6 +221,7 @@ def calibrate(
     earlier run's :meth:`CalibrationReport.to_json`, for the deltas. A judge whose
     API fails before any draft was judged raises its :class:`JudgeError` at once
     (the server is not there); later failures are counted in ``judge_failures``.
+    ``jobs`` above 1 grades that many drafts at once (see :func:`gradeloop.grade_many`).
     """
     use_judge = needs_judge(rubric, items) and judge is not None
     if judge is None:
@@ -223,34 +229,15 @@ def calibrate(
     pairs: dict[tuple[str, Role], _Pairs] = {}
     failures: list[tuple[str, str]] = []
     disagreements: list[Disagreement] = []
-    judged = 0
-    for item in items:
-        try:
-            ev = grade(
-                item.draft,
-                rubric,
-                task=item.task,
-                reference=item.reference,
-                metadata=item.metadata,
-                judge=judge if use_judge else None,
-                skip_judge=not use_judge,
-                registry=registry,
-            )
-            judged += 1
-        except JudgeError as exc:
-            if server_down(exc, judged_before=judged):
-                raise
-            failures.append((item.output_id, f"{exc.reason}: {exc}"))
-            # checkers still answered; the judge's labels on this draft go unrated
-            ev = grade(
-                item.draft,
-                rubric,
-                task=item.task,
-                reference=item.reference,
-                metadata=item.metadata,
-                skip_judge=True,
-                registry=registry,
-            )
+    usage: Any = None
+    for item, done in graded(
+        items, rubric, judge=judge if use_judge else None, registry=registry, jobs=jobs
+    ):
+        ev = done.evaluation
+        if done.error is not None:
+            failures.append((item.output_id, done.error))
+        for record in done.records:
+            usage = record.usage if usage is None else usage + record.usage
         for key, label in item.labels.items():
             _collect(pairs, rubric[key], label, ev)
             disagreements.extend(_disagreement(rubric[key], item, label, ev))
@@ -266,6 +253,7 @@ def calibrate(
         judge_failures=failures,
         disagreements=disagreements,
         previous=previous,
+        judge_usage=usage,
     )
 
 

@@ -12,15 +12,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import JudgeError
-from ..grading._grade import Evaluation, Judge, grade
+from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ..grading._shadow import ShadowResult, judge_request
-from ..models._usage import metered
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._jsonl import DraftItem
 from ._key_cost import CostLedger, request_size
+from ._many import graded, server_down
 
 __all__ = [
     "CompareReport",
@@ -28,6 +27,7 @@ __all__ = [
     "ShadowSink",
     "compare",
     "rubric_label",
+    "server_down",
     "side_names",
 ]
 
@@ -142,13 +142,6 @@ class CompareReport:
         }
 
 
-def server_down(exc: JudgeError, *, judged_before: int) -> bool:
-    """Whether a judge failure means the model server is not there: its API failed
-    (after the client's retries) before any draft was judged. Grading every other
-    draft would only fail the same way, slowly."""
-    return exc.reason == "api_error" and judged_before == 0
-
-
 def compare(
     items: Iterable[DraftItem],
     rubric: Rubric,
@@ -157,6 +150,7 @@ def compare(
     registry: Registry | None = None,
     store: ShadowSink | None = None,
     on_draft: Callable[[DraftItem, Evaluation], None] | None = None,
+    jobs: int = 1,
 ) -> CompareReport:
     """Grade every draft, collect each shadowed key's outcomes, and summarise them.
 
@@ -164,43 +158,23 @@ def compare(
     code-filled sides are still graded (its judge sides count as skipped) and the
     run goes on - except when the judge's API fails before any draft was judged:
     the server is not there, and the :class:`JudgeError` is raised at once. With
-    ``store``, every shadow outcome is stored under the draft's id.
+    ``store``, every shadow outcome is stored under the draft's id. ``jobs`` above 1
+    grades that many drafts at once (see :func:`gradeloop.grade_many`; not from inside
+    a running event loop).
     """
     report = CompareReport(rubric)
     asked = judge_request(rubric) if judge is not None else ()
     outcomes: dict[str, list[ShadowResult]] = {c.key: [] for c in rubric.shadowed}
-    for item in items:
+    for item, done in graded(items, rubric, judge=judge, registry=registry, jobs=jobs):
         report.drafts += 1
-        with metered() as meter:
-            try:
-                evaluation = grade(
-                    item.draft,
-                    rubric,
-                    task=item.task,
-                    reference=item.reference,
-                    metadata=item.metadata,
-                    judge=judge,
-                    registry=registry,
-                ).with_ids(item.output_id)
-            except JudgeError as exc:
-                if server_down(exc, judged_before=report.drafts - 1 - len(report.judge_failures)):
-                    raise
-                report.judge_failures.append((item.output_id, f"{exc.reason}: {exc}"))
-                # the code sides still answered: keep them (judge sides become skipped)
-                evaluation = grade(
-                    item.draft,
-                    rubric,
-                    task=item.task,
-                    reference=item.reference,
-                    metadata=item.metadata,
-                    skip_judge=True,
-                    registry=registry,
-                ).with_ids(item.output_id)
+        evaluation = done.evaluation
+        if done.error is not None:
+            report.judge_failures.append((item.output_id, done.error))
         report.cost.add(
             asked,
             item.task,
             item.draft,
-            meter.records,
+            done.records,
             json_mode=getattr(judge, "mode", None) == "json",
         )
         for s in evaluation.shadows:
