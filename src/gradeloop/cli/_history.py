@@ -61,10 +61,11 @@ def run_history(args: argparse.Namespace) -> int:
     with _store(args) as store:
         if args.loop_id is None:
             loops = store.list_loops(limit=args.limit)
+            costs = store.loop_costs([s.loop_id for s in loops]) if loops else {}
             if args.json:
-                print_json([vars(s) for s in loops])
+                print_json([{**vars(s), "cost_usd": costs.get(s.loop_id)} for s in loops])
             else:
-                _list(loops)
+                _list(loops, costs)
             return 0
         if str(store.path) == ":memory:":
             raise LoopNotFoundError(
@@ -84,13 +85,15 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
 
-def _list(loops: list[Any]) -> None:
+def _list(loops: list[Any], costs: dict[str, float | None]) -> None:
     out = console()
     if not loops:
         out.print("no loops recorded yet; `gradeloop optimize` records every loop it runs")
         return
-    columns = ("id", "started", "task", "rounds", "stop", "passed", "score")
-    rows = table(*columns, never_wrap=("id", "started", "rounds", "stop", "passed", "score"))
+    columns = ("id", "started", "task", "rounds", "stop", "passed", "score", "cost")
+    rows = table(
+        *columns, never_wrap=("id", "started", "rounds", "stop", "passed", "score", "cost")
+    )
     for s in loops:
         task = " ".join(s.task.split())
         if out.is_terminal and len(task) > 50:  # a preview on screen; piped, the whole task
@@ -103,8 +106,13 @@ def _list(loops: list[Any]) -> None:
             s.stop_reason or s.status,
             "yes" if s.passed else "no",
             "-" if s.final_score is None else f"{s.final_score:.2f}",
+            _dollars(costs.get(s.loop_id)),
         )
     out.print(rows)
+
+
+def _dollars(cost: float | None) -> str:
+    return "?" if cost is None else f"${cost:,.4f}"
 
 
 def _split_keys(record: dict[str, Any]) -> str | None:
@@ -137,9 +145,9 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
     trajectory = " → ".join(f"{s:.2f}" for s in data["improvement_trajectory"]) or "-"
     out.print(f"score trajectory: {trajectory}", markup=False)
     sampled = any(_split_keys(r) is not None for r in records)
-    columns = ["round", "output", "score", "failed keys", "tokens in/out", "feedback"]
+    columns = ["round", "output", "score", "failed keys", "tokens in/out", "cost", "feedback"]
     shown = [*columns[:4], "split keys", *columns[4:]] if sampled else columns
-    rounds = table(*shown, never_wrap=("round", "output", "score", "tokens in/out"))
+    rounds = table(*shown, never_wrap=("round", "output", "score", "tokens in/out", "cost"))
     for r in records:
         ev = r.get("evaluation")
         usage = r.get("usage") or {}
@@ -153,6 +161,7 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
             score,
             escape(", ".join(r.get("failed_keys") or []) or "-"),
             f"{usage.get('total_input', 0)}/{usage.get('output_tokens', 0)}",
+            _dollars(usage.get("cost_usd")),
             escape(r.get("judge_error") or r.get("feedback") or ""),
         ]
         if sampled:
@@ -199,6 +208,21 @@ def run_stats(args: argparse.Namespace) -> int:
     out.print(
         f"history completeness   {fmt(hc, '%'):>16}  {hc['complete_iterations']} of "
         f"{hc['iterations']} iteration(s) fully logged",
+        markup=False,
+    )
+    cost = stats["cost"]
+    unpriced = (
+        f"; {cost['unpriced_loops']} loop(s) with an unknown price left out"
+        if cost["unpriced_loops"]
+        else ""
+    )
+    total, per_loop, per_passed = (
+        "n/a" if cost[k] is None else _dollars(cost[k])
+        for k in ("total", "per_loop", "per_passed_loop")
+    )
+    out.print(
+        f"cost                   {total:>16}  {per_loop} a loop, {per_passed} a passed "
+        f"loop, over {cost['priced_loops']} loop(s){unpriced}",
         markup=False,
     )
     _stability(out, stats["key_stability"])

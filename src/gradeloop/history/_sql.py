@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import HistoryError
+from ._cost import cost_migration
 from ._rollup import rollup_migration
 from ._tool_outputs import tool_outputs_migration
 
@@ -196,6 +197,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # read back (a long-lived server keeps only recent loops in memory; a restarted
     # one continues where the last left off).
     tool_outputs_migration(),
+    # 7: what each loop cost in dollars, and the totals behind `gradeloop stats`' cost,
+    # kept by triggers as rounds are written.
+    cost_migration(),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import HistoryError, LoopNotFoundError
 from ._agreement import AgreementRecords
 from ._batches import BatchRecords
+from ._cost import CostRecords
 from ._grading import GradingRecords
 from ._paths import default_history_path
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
@@ -71,14 +72,15 @@ class LoopSummary:
     status: str = "finished"
 
 
-class HistoryStore(AgreementRecords, GradingRecords, BatchRecords, ToolOutputs):
+class HistoryStore(AgreementRecords, GradingRecords, BatchRecords, ToolOutputs, CostRecords):
     """The SQLite history of optimisation loops.
 
     It also keeps shadow outcomes and judge calibration runs (the methods of
     :class:`~gradeloop.history._agreement.AgreementRecords`), grading runs
     (:class:`~gradeloop.history._grading.GradingRecords`), Message Batches jobs
     (:class:`~gradeloop.history._batches.BatchRecords`) and the outputs of
-    tool-driven loops (:class:`~gradeloop.history._tool_outputs.ToolOutputs`).
+    tool-driven loops (:class:`~gradeloop.history._tool_outputs.ToolOutputs`); what
+    loops cost is read through :class:`~gradeloop.history._cost.CostRecords`.
 
     ``path`` defaults to :func:`default_history_path` (under ``$GRADELOOP_HOME``);
     ``":memory:"`` gives a private in-memory store. ``timeout`` is how long, in
@@ -308,6 +310,7 @@ class HistoryStore(AgreementRecords, GradingRecords, BatchRecords, ToolOutputs):
             raise HistoryError(f"{self.path} has lost its loop_totals row; {_REBUILD}")
         out = stats_from_totals(totals)
         out["key_stability"] = stability_from_rows(agreement)
+        out["cost"] = self.cost_summary()
         return out
 
     # -- plumbing -------------------------------------------------------------------

@@ -1,0 +1,136 @@
+"""What the recorded loops cost in dollars, kept as the rounds are written (migration 7).
+
+A round's ``cost_usd`` is None when a model's price was unknown (and absent in
+rounds recorded before costs were). Each ``loops`` row carries ``cost_usd`` (its
+priced rounds' dollars added up) and ``unpriced_rounds``; a loop with any unpriced
+round has an unknown cost: counted apart, never guessed. One ``cost_totals`` row
+holds the sums over the loops whose cost is known, kept by triggers like
+``loop_totals`` (see :mod:`gradeloop.history._rollup`), so reading them costs the
+same at 100 rounds or 100,000.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["CostRecords", "cost_migration"]
+
+# A record keeps its ``usage`` whole, or (packed, see history/_view.py) only the
+# generation and evaluation parts whose sum it is: read whichever is there.
+_NUM = "json_type({doc}, '{path}') IN ('real', 'integer')"
+_WHOLE = _NUM.replace("{path}", "$.usage.cost_usd")
+_PARTS = (
+    f"({_NUM.replace('{path}', '$.generation_usage.cost_usd')}"
+    f" AND {_NUM.replace('{path}', '$.evaluation_usage.cost_usd')})"
+)
+_PRICED = f"({_WHOLE} OR {_PARTS})"
+_COST = (
+    f"CASE WHEN {_WHOLE} THEN json_extract({{doc}}, '$.usage.cost_usd')"
+    " ELSE json_extract({doc}, '$.generation_usage.cost_usd')"
+    " + json_extract({doc}, '$.evaluation_usage.cost_usd') END"
+)
+
+# What one loops row (aliased R) adds to each total.
+_SHARES = {
+    "priced_loops": "CASE WHEN R.unpriced_rounds = 0 THEN 1 ELSE 0 END",
+    "unpriced_loops": "CASE WHEN R.unpriced_rounds > 0 THEN 1 ELSE 0 END",
+    "cost_sum": "CASE WHEN R.unpriced_rounds = 0 THEN R.cost_usd ELSE 0.0 END",
+    "passed_loops": (
+        "CASE WHEN R.unpriced_rounds = 0 AND R.finished_at IS NOT NULL"
+        " AND coalesce(R.passed, 0) != 0 THEN 1 ELSE 0 END"
+    ),
+}
+
+
+def _trigger(event: str, *, add: str | None, remove: str | None) -> str:
+    changes = []
+    for name, share in _SHARES.items():
+        expr = name
+        if add is not None:
+            expr += f" + ({share.replace('R.', add + '.')})"
+        if remove is not None:
+            expr += f" - ({share.replace('R.', remove + '.')})"
+        changes.append(f"{name} = {expr}")
+    return (
+        f"CREATE TRIGGER cost_totals_on_{event.lower()} AFTER {event} ON loops BEGIN "
+        f"UPDATE cost_totals SET {', '.join(changes)} WHERE id = 1; END"
+    )
+
+
+def cost_migration() -> tuple[str, ...]:
+    """The statements of migration 7: per-loop columns, backfill, totals, triggers."""
+    doc = "i.record_json"
+    new = "NEW.record_json"
+    sums = ", ".join(f"coalesce(sum({s.replace('R.', 'loops.')}), 0)" for s in _SHARES.values())
+    return (
+        "ALTER TABLE loops ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0.0",
+        "ALTER TABLE loops ADD COLUMN unpriced_rounds INTEGER NOT NULL DEFAULT 0",
+        f"""
+        UPDATE loops SET
+            cost_usd = (SELECT coalesce(sum({_COST.format(doc=doc)}), 0.0)
+                        FROM iterations i WHERE i.loop_id = loops.loop_id
+                        AND {_PRICED.format(doc=doc)}),
+            unpriced_rounds = (SELECT count(*) FROM iterations i
+                               WHERE i.loop_id = loops.loop_id
+                               AND NOT coalesce({_PRICED.format(doc=doc)}, 0))
+        """,
+        "CREATE TABLE cost_totals (id INTEGER PRIMARY KEY CHECK (id = 1), "
+        "priced_loops INTEGER NOT NULL, unpriced_loops INTEGER NOT NULL, "
+        "cost_sum REAL NOT NULL, passed_loops INTEGER NOT NULL)",
+        f"INSERT INTO cost_totals SELECT 1, {sums} FROM loops",
+        f"""
+        CREATE TRIGGER loops_cost_on_iteration AFTER INSERT ON iterations BEGIN
+            UPDATE loops SET
+                cost_usd = cost_usd + CASE WHEN {_PRICED.format(doc=new)}
+                                           THEN {_COST.format(doc=new)} ELSE 0.0 END,
+                unpriced_rounds = unpriced_rounds
+                                  + NOT coalesce({_PRICED.format(doc=new)}, 0)
+            WHERE loop_id = NEW.loop_id;
+        END
+        """,
+        _trigger("INSERT", add="NEW", remove=None),
+        _trigger("UPDATE", add="NEW", remove="OLD"),
+        _trigger("DELETE", add=None, remove="OLD"),
+    )
+
+
+class CostRecords:
+    """Dollars per loop and over the whole history."""
+
+    if TYPE_CHECKING:
+
+        def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def loop_costs(self, loop_ids: Sequence[str]) -> dict[str, float | None]:
+        """Each loop's total cost in dollars (None when a round's price was unknown)."""
+        if not loop_ids:
+            return {}
+        marks = ",".join("?" * len(loop_ids))
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT loop_id, cost_usd, unpriced_rounds FROM loops WHERE loop_id IN ({marks})",
+                tuple(loop_ids),
+            ).fetchall()
+        return {str(r[0]): None if r[2] else float(r[1]) for r in rows}
+
+    def cost_summary(self) -> dict[str, Any]:
+        """Dollars over every loop whose cost is known: in total, per loop, and per
+        passed loop (what an accepted draft cost); loops with an unknown price are
+        counted in ``unpriced_loops`` and left out of the figures."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT priced_loops, unpriced_loops, cost_sum, passed_loops"
+                " FROM cost_totals WHERE id = 1"
+            ).fetchone()
+        priced, unpriced, total, passed = (0, 0, 0.0, 0) if row is None else tuple(row)
+        return {
+            "unit": "USD",
+            "total": round(total, 6) if priced else None,
+            "per_loop": round(total / priced, 6) if priced else None,
+            "per_passed_loop": round(total / passed, 6) if passed else None,
+            "priced_loops": priced,
+            "unpriced_loops": unpriced,
+        }
