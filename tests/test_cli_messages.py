@@ -126,11 +126,11 @@ def test_the_history_table_never_cuts_ids_or_drops_columns(
         store.start_loop("loop_0123456789abcdef", task=task, rubric={}, config={})
     piped = cli("history")
     header, row = piped.out.splitlines()[:2]
-    assert header.split() == ["id", "started", "task", "rounds", "stop", "passed", "score"]
+    assert header.split() == ["id", "started", "task", "rounds", "stop", "passed", "score", "cost"]
     assert "loop_0123456789abcdef" in row and task.strip() in row  # piped: full values
     screen = cli("history", tty=True, env={"COLUMNS": "80"})
     assert "loop_0123456789abcdef" in screen.out.replace("\n", "")  # folded, not cut
-    for column in ("rounds", "passed", "score"):
+    for column in ("rounds", "passed", "score", "cost"):
         assert column in screen.out
 
 

@@ -76,7 +76,34 @@ def fresh_stats(path: Path) -> dict[str, Any]:
         conn.close()
     out = compute_stats(loops, its)
     out["key_stability"] = key_stability(records)
+    out["cost"] = fresh_cost(path)
     return out
+
+
+def fresh_cost(path: Path) -> dict[str, Any]:
+    """The cost figures computed from every record in Python (the triggers' oracle)."""
+    conn = sqlite3.connect(path)
+    try:
+        loops = {r[0]: (r[1], r[2]) for r in conn.execute(
+            "SELECT loop_id, passed, finished_at FROM loops")}  # fmt: skip
+        rounds: dict[str, list[float | None]] = {k: [] for k in loops}
+        for loop_id, doc in conn.execute("SELECT loop_id, record_json FROM iterations"):
+            rec = unpack_usage(json.loads(doc))
+            cost = (rec.get("usage") or {}).get("cost_usd")
+            rounds[loop_id].append(cost if isinstance(cost, int | float) else None)
+    finally:
+        conn.close()
+    priced = {k: sum(c for c in v if c is not None) for k, v in rounds.items() if None not in v}
+    total = sum(priced.values())
+    passed = [k for k in priced if loops[k][0] and loops[k][1] is not None]
+    return {
+        "unit": "USD",
+        "total": round(total, 6) if priced else None,
+        "per_loop": round(total / len(priced), 6) if priced else None,
+        "per_passed_loop": round(total / len(passed), 6) if passed else None,
+        "priced_loops": len(priced),
+        "unpriced_loops": len(loops) - len(priced),
+    }
 
 
 def same_figures(got: dict[str, Any], want: dict[str, Any]) -> None:
