@@ -180,3 +180,19 @@ def test_cache_commands_on_a_fresh_home_create_nothing(
     assert code == 0 and "no verdict cache yet" in out
     code, out, _ = run(capsys, "cache", "clear", "--older-than", "7d")
     assert code == 0 and not (gradeloop_home / "cache.db").exists()
+
+
+def test_a_single_grade_says_what_the_judge_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], emulator: Emulator
+) -> None:
+    emulator.responder = met
+    rubric, _ = files(tmp_path, JUDGE_RUBRIC, {"draft": "x"})
+    draft = tmp_path / "d.md"
+    draft.write_text("Kind words.")
+    base = ("grade", str(draft), "--rubric", rubric, "--task", "t")
+    base += ("--base-url", emulator.base_url, "--judge-model", "claude-opus-5-5")
+    code, out, _ = run(capsys, *base)
+    assert code == 0 and "judge: 1 call, " in out and " tokens, $0.0" in out
+    code, out, _ = run(capsys, *base)
+    assert code == 0 and "judge: answered from the verdict cache (no request, $0)" in out
+    assert len(emulator.requests) == 1

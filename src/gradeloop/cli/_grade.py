@@ -172,6 +172,27 @@ def render(evaluation: Evaluation) -> None:
         for shadow in evaluation.shadows:
             out.print(f"  - {describe_shadow(shadow)}", markup=False, soft_wrap=True)
     out.print("\n" + overall_line(evaluation), markup=False, soft_wrap=True)
+    judged = judge_line(evaluation)
+    if judged:
+        out.print(judged, markup=False, soft_wrap=True)
+
+
+def judge_line(evaluation: Evaluation) -> str:
+    """``judge: 1 call, 812 tokens, $0.0042`` (or ``answered from the verdict cache``);
+    empty when no judge was asked."""
+    calls = evaluation.judge_calls
+    if not calls:
+        return ""
+    if evaluation.judge_cached:
+        return "judge: answered from the verdict cache (no request, $0)"
+    usage = evaluation.judge_usage
+    tokens = usage.total_input + usage.output_tokens
+    cost = (
+        "cost unknown (no price for the model)"
+        if usage.cost_usd is None
+        else (f"${usage.cost_usd:,.4f}")
+    )
+    return f"judge: {len(calls)} call{'s' if len(calls) != 1 else ''}, {tokens:,} tokens, {cost}"
 
 
 def overall_line(evaluation: Evaluation) -> str:
