@@ -129,13 +129,17 @@ def concurrency(server: Server, n: int, latency: float, jobs: list[int]) -> None
     drafts = [draft(i) for i in range(n)]
     print(f"grade_many: {n} drafts, 3 judge keys + 2 code keys, {latency * 1000:.0f} ms a request")
     print(
-        f"{'jobs':>6} {'wall s':>8} {'ideal s':>8} {'% ideal':>8} {'speed-up':>9} {'requests':>9}"
+        f"{'jobs':>6} {'wall s':>8} {'ideal s':>8} {'% ideal':>8} {'speed-up':>9} "
+        f"{'requests':>9} {'threads s':>10} {'% ideal':>8}"
     )
     serial: float | None = None
     for j in jobs:
+        fresh = judge(server)  # built before the clock starts, as a caller holds one
         evaluations, wall, counts = timed(
             server,
-            lambda j=j: grade_many(drafts, RUBRIC, task="t", judge=judge(server), concurrency=j),
+            lambda j=j, fresh=fresh: grade_many(
+                drafts, RUBRIC, task="t", judge=fresh, concurrency=j
+            ),
         )
         assert len(evaluations) == n and all(e.judge_error is None for e in evaluations)
         ideal = n * latency / j
@@ -161,17 +165,14 @@ def threads(server: Server, drafts: list[str], jobs: int) -> float:
 def cached(server: Server, n: int, jobs: int, folder: Path) -> None:
     drafts = [draft(i) for i in range(n)]
     with JudgeCache(folder / "cache.db") as cache:
+        cached_judge = judge(server, cache)
         _, first, c1 = timed(
             server,
-            lambda: grade_many(
-                drafts, RUBRIC, task="t", judge=judge(server, cache), concurrency=jobs
-            ),
+            lambda: grade_many(drafts, RUBRIC, task="t", judge=cached_judge, concurrency=jobs),
         )
         again, second, c2 = timed(
             server,
-            lambda: grade_many(
-                drafts, RUBRIC, task="t", judge=judge(server, cache), concurrency=jobs
-            ),
+            lambda: grade_many(drafts, RUBRIC, task="t", judge=cached_judge, concurrency=jobs),
         )
     assert all(e.judge_cached for e in again)
     print(
