@@ -183,6 +183,16 @@ def test_status_wait_and_collecting_too_early(emulator: Emulator, store: Any) ->
     assert "in_progress" in lines[0] and "2 succeeded" in lines[-1]
 
 
+def test_wait_backs_off_up_to_its_longest_poll(emulator: Emulator, store: Any) -> None:
+    emulator.batches.outcome = by_text
+    emulator.batches.polls_to_end = 5
+    j = judge_for(emulator)
+    job = batches.submit(["kind"], RUBRIC, judge=j, task="t", store=store)
+    naps: list[float] = []
+    done = batches.wait(job, client=j.client, store=store, poll=2, max_poll=6, sleep=naps.append)
+    assert done.ended and naps == [2, 3, 4.5, 6]  # half as long again each time, capped
+
+
 def test_wait_gives_up_after_the_timeout_without_losing_the_job(
     emulator: Emulator, store: Any
 ) -> None:

@@ -3,6 +3,9 @@ status on a terminal, and the graph engine refusing --max-cost."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from tests.cli_helpers import cli
 from tests.emulator import Emulator
 from tests.test_cli_optimize import Model, judged, optimize
@@ -52,3 +55,66 @@ def test_the_graph_engine_refuses_max_cost(emulator: Emulator) -> None:
         "--max-cost", "1", "--base-url", emulator.base_url,
     )  # fmt: skip
     assert ran.code == 2 and "--max-cost" in ran.err
+
+
+def test_each_rounds_line_is_printed_before_the_next_round_starts(emulator: Emulator) -> None:
+    import sys
+
+    model = Model([judged(False), judged(True)])
+    seen_when_revising: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Any:
+        if "output_config" not in body and model.drafts == 1:  # round 2's revision request
+            seen_when_revising.append(sys.stderr.getvalue())  # the CLI's captured stderr
+        return model(body)
+
+    emulator.responder = answer
+    ran = optimize(emulator, "--no-history")
+    assert ran.code == 0, ran.err
+    [before] = seen_when_revising
+    assert "round 1/3  score 4.00  fail" in before  # printed as it happened, not at the end
+    assert "round 2/3" not in before
+
+
+def test_a_cached_verdict_is_marked_in_the_history_and_costs_nothing(
+    emulator: Emulator, gradeloop_home: Path
+) -> None:
+    from gradeloop import HistoryStore
+
+    ids = []
+    for _ in range(2):  # the same draft twice: the second verdict comes from the cache
+        emulator.responder = Model([judged(True)])
+        ran = optimize(emulator, "--judge-model", "claude-opus-5-5")
+        assert ran.code == 0, ran.err
+        with HistoryStore(gradeloop_home / "history.db") as store:
+            ids.append(store.latest_loop_id())
+    assert len(emulator.requests) == 3  # two drafts, one judge request
+    with HistoryStore(gradeloop_home / "history.db") as store:
+        first, second = (store.iterations(i)[0] for i in ids)
+    assert (first["evaluation"]["judge"]["calls"], first["evaluation"]["judge"]["cached"]) == (1, 0)
+    assert second["evaluation"]["judge"] == {"calls": 0, "cached": 1, "cost_usd": 0.0}
+    assert second["evaluation_usage"]["input_tokens"] == 0
+    assert first["evaluation_usage"]["input_tokens"] > 0
+
+
+def test_compare_and_calibrate_with_jobs_give_the_same_report_and_its_dollars(
+    emulator: Emulator,
+) -> None:
+    from tests.cli_helpers import EXAMPLE
+    from tests.test_compare import stand_in
+
+    emulator.responder = stand_in().respond
+    common = (
+        "--rubric", str(EXAMPLE / "rubric-shadow.toml"), "--task-file", str(EXAMPLE / "task.md"),
+        "--base-url", emulator.base_url, "--judge-model", "claude-opus-5-5", "--no-cache",
+    )  # fmt: skip
+    compared = [
+        cli("compare", str(EXAMPLE / "drafts.jsonl"), *common, "--no-history", "--jobs", jobs)
+        for jobs in ("1", "4")
+    ]
+    assert compared[0].code == 0, compared[0].err
+    assert compared[0].out == compared[1].out  # the same report, whatever the concurrency
+    assert "per draft), $0." in compared[0].out  # dollars in total and per draft
+    calibrated = cli("calibrate", str(EXAMPLE / "labels.jsonl"), *common, "--jobs", "4")
+    assert calibrated.code == 0, calibrated.err
+    assert "tokens, $0." in calibrated.out and " a draft)" in calibrated.out

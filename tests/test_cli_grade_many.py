@@ -196,3 +196,49 @@ def test_a_single_grade_says_what_the_judge_cost(
     code, out, _ = run(capsys, *base)
     assert code == 0 and "judge: answered from the verdict cache (no request, $0)" in out
     assert len(emulator.requests) == 1
+
+
+def test_the_progress_bar_shows_on_a_terminal_unless_quiet(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    from tests.cli_helpers import cli
+
+    emulator.responder = met
+    rubric, drafts = files(
+        tmp_path, JUDGE_RUBRIC, *({"task": "t", "draft": f"draft {i}"} for i in range(3))
+    )
+    base = (
+        "grade", "--drafts", drafts, "--rubric", rubric, "--base-url", emulator.base_url,
+        "--judge-model", "claude-opus-5-5", "--no-cache",
+    )  # fmt: skip
+    shown = cli(*base, tty=True, env={"COLUMNS": "200"})
+    assert shown.code == 0, shown.err
+    last = [x for x in shown.err.replace("\r", "\n").splitlines() if "grading" in x][-1]
+    for field in ("3/3", "accepted 3", "judge calls 3 (0 cached)", "$0.0", "0:00:0", "ETA"):
+        assert field in last, (field, last)
+    assert "tokens 0 " not in last and "tokens " in last  # the tokens the emulator counted
+    quiet = cli(*base, "--quiet", tty=True, env={"COLUMNS": "200"})
+    assert quiet.code == 0 and "judge calls" not in quiet.err
+    piped = cli(*base, tty=False)
+    assert piped.code == 0 and "judge calls" not in piped.err
+
+
+def test_cache_ttl_makes_older_verdicts_misses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], emulator: Emulator, gradeloop_home: Path
+) -> None:
+    import sqlite3
+
+    emulator.responder = met
+    rubric, drafts = files(
+        tmp_path, JUDGE_RUBRIC, {"task": "t", "draft": "a"}, {"task": "t", "draft": "b"}
+    )
+    base = ("grade", "--drafts", drafts, "--rubric", rubric, "--base-url", emulator.base_url)
+    run(capsys, *base)
+    assert len(emulator.requests) == 2
+    with sqlite3.connect(gradeloop_home / "cache.db") as conn:  # both stored two hours ago
+        conn.execute("UPDATE replies SET created_at = created_at - 7200")
+    conn.close()
+    run(capsys, *base, "--cache-ttl", "3h")
+    assert len(emulator.requests) == 2  # young enough: from the cache
+    _, out, _ = run(capsys, *base, "--cache-ttl", "1h")
+    assert len(emulator.requests) == 4 and "judge: 2 calls, 0 answered from the cache" in out
