@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.cli_helpers import cli
 from tests.emulator import Emulator
-from tests.test_cli_optimize import Model, judged, optimize
+from tests.test_cli_optimize import EXAMPLE, RUBRIC, Model, judged, optimize
 
 
 def test_rounds_show_dollars_and_max_cost_stops_the_loop(emulator: Emulator) -> None:
@@ -37,7 +37,7 @@ def test_the_status_line_follows_the_loop_events() -> None:
     shown: list[str] = []
 
     class Status:
-        def update(self, text: str) -> None:
+        def update(self, text: str, spinner: str = "") -> None:
             shown.append(text)
 
     progress = _Progress(3)
@@ -118,3 +118,25 @@ def test_compare_and_calibrate_with_jobs_give_the_same_report_and_its_dollars(
     calibrated = cli("calibrate", str(EXAMPLE / "labels.jsonl"), *common, "--jobs", "4")
     assert calibrated.code == 0, calibrated.err
     assert "tokens, $0." in calibrated.out and " a draft)" in calibrated.out
+
+
+def test_a_terminal_sees_each_phase_of_a_round_as_it_starts(emulator: Emulator) -> None:
+    emulator.responder = Model([judged(False), judged(True)])
+    ran = cli(
+        "optimize", "--rubric", RUBRIC, "--task-file", str(EXAMPLE / "task.md"),
+        "--base-url", emulator.base_url, "--max-rounds", "3", "--no-history", tty=True,
+    )  # fmt: skip
+    assert ran.code == 0
+    shown = [phase for phase in PHASES if phase in ran.err]
+    assert shown == PHASES  # each phase was on the status line while its call ran
+    assert ran.err.index("round 1: drafting") < ran.err.index("round 1/3")
+
+
+def test_piped_stderr_gets_the_round_lines_only(emulator: Emulator) -> None:
+    emulator.responder = Model([judged(False), judged(True)])
+    ran = optimize(emulator, "--max-rounds", "3", "--no-history")
+    assert ran.code == 0 and "round 1/3" in ran.err and "round 2/3" in ran.err
+    assert not any(phase in ran.err for phase in PHASES)
+
+
+PHASES = ["round 1: drafting", "round 1: judging", "round 2: revising", "round 2: judging"]

@@ -187,7 +187,7 @@ class _Progress:
 
     def __enter__(self) -> _Progress:
         if self.err.is_terminal:
-            self.status = self.err.status("round 1: drafting and judging…")
+            self.status = self.err.status("round 1: drafting and judging…", spinner=SPINNER)
             self.status.__enter__()
         return self
 
@@ -198,7 +198,7 @@ class _Progress:
     def iteration(self, it: Iteration) -> None:
         self.err.print(describe(it, self.cap), markup=False)
         if self.status is not None:
-            self.status.update(f"round {it.iteration + 1}: revising and judging…")
+            self.show(f"round {it.iteration + 1}: revising and judging…")
 
     def event(self, event: LoopEvent) -> None:
         """Keep the terminal's status line on what the loop is doing right now."""
@@ -206,9 +206,18 @@ class _Progress:
             return
         if event.kind == "generate_start":
             doing = "drafting" if event.round == 1 else "revising"
-            self.status.update(f"round {event.round}: {doing}…")
+            self.show(f"round {event.round}: {doing}…")
         elif event.kind == "evaluate_start":
-            self.status.update(f"round {event.round}: judging…")
+            self.show(f"round {event.round}: judging…")
+
+    def show(self, text: str) -> None:
+        """Put ``text`` on the status line now (a plain update waits for the next frame)."""
+        # Passing the spinner makes rich redraw at once; without it a phase shorter
+        # than a frame (80 ms) would never be seen.
+        self.status.update(text, spinner=SPINNER)
+
+
+SPINNER = "dots"
 
 
 def describe(it: Iteration, cap: int) -> str:
