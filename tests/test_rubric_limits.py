@@ -94,8 +94,6 @@ def test_a_path_of_the_wrong_type_is_a_rubric_error() -> None:
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/dev/urandom"])
 def test_a_device_is_refused_before_it_is_read(device: str) -> None:
-    if not os.path.exists(device):
-        pytest.skip(f"{device} does not exist here")
     with pytest.raises(RubricError, match="character device, not a regular file"):
         Rubric.load(device)
 
