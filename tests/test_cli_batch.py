@@ -35,6 +35,8 @@ def test_grade_batch_waits_collects_and_exits_like_grade(
     code, out, err = run(capsys, "grade", "--drafts", drafts, "--rubric", rubric, "--batch", *base)
     assert code == 1
     assert "submitted batch job gb" in err and "msgbatch_emulated_0001" in err
+    polled = [line for line in err.splitlines() if line.startswith("gradeloop: batch job gb")]
+    assert polled and "ended" in polled[-1] and "succeeded" in polled[-1]  # a line per poll
     assert "3 drafts: 1 accepted, 2 not (1 with a failed judge)" in out
     assert emulator.bodies == []  # every judge request went through the batch
 
