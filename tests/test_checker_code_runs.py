@@ -770,7 +770,11 @@ def test_statements_only_walk_finds_what_the_full_walk_finds(
 
 
 def test_the_fast_path_skips_expressions_only_when_no_rule_could_fire() -> None:
-    needs, resolving = scan_module.needs_expressions, scan_module.needs_resolving
+    needs = scan_module.needs_expressions
+
+    def resolving(source: str, bindings: dict[str, str], target: int = 8) -> bool:
+        return scan_module.needs_resolving(source, bindings, target)
+
     assert not needs("import json\nx = json.loads(s)\n", 9)
     assert not resolving("import json\nx = json.loads(s)\n", {"json": "json"})
     # A tracked member or keyword needs its module imported (or its class named).
@@ -780,6 +784,11 @@ def test_the_fast_path_skips_expressions_only_when_no_rule_could_fire() -> None:
     assert not resolving("x = Pool()\nx.shutdown(wait=1)", {"Pool": "m.ThreadPoolExecutor"})
     assert resolving("zip(a, strict=True)", {}) and not resolving("zip(a, b)", {})
     assert resolving("'v1'.removeprefix('v')", {})  # a builtin's value needs no import
+    # Only what the target lacks can fail: 3.9 has all three of these.
+    pool = {"Pool": "m.ThreadPoolExecutor"}
+    assert not resolving("x = Pool()\nx.shutdown(cancel_futures=1)", pool, 9)
+    assert not resolving("'v1'.removeprefix('v')", {}, 9)
+    assert resolving("zip(a, strict=True)", {}, 9) and not resolving("zip(a, strict=1)", {}, 10)
     for code in ("x = a | b", "a[x := 1]", "a[1, *b]", "await x", "anext(it)"):
         assert needs(code, 9), code
     assert not needs("x = a | b", 10) and not needs("a[1, *b]", 11)

@@ -9,25 +9,23 @@ walks on the same code and require the same findings.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ._source import may_need_pep701
-from ._stdlib import RUNNING_MINOR, name_table
+from ._stdlib import RUNNING_MINOR, missing_names
 
-# Text without which the await/yield, comprehension, dynamic-import and builtin
-# rules cannot fire (the builtin names come from the name table).
-_TRIGGER_WORDS = (
-    "await",
-    "yield",
-    "async for",
-    ":=",
-    "import_module",
-    "__import__",
-    *name_table().builtins,
-)
 # Every name written after a dot: the only way to reach a module attribute or a
 # method.
 _AFTER_DOT = re.compile(r"\.[\s\\]*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@functools.cache
+def _trigger_words(target: int) -> tuple[str, ...]:
+    """Text without which the await/yield, comprehension, dynamic-import and builtin
+    rules cannot fire on ``3.<target>`` (only the builtins that version lacks)."""
+    words = ("await", "yield", "async for", ":=", "import_module", "__import__")
+    return words + tuple(sorted(missing_names(target).builtins))
 
 
 def needs_expressions(source: str, target: int) -> bool:
@@ -40,40 +38,48 @@ def needs_expressions(source: str, target: int) -> bool:
     """
     if target < 9 or (RUNNING_MINOR >= 12 and target < 12 and may_need_pep701(source)):
         return True
-    if any(word in source for word in _TRIGGER_WORDS):
-        return True
+    for word in _trigger_words(target):  # a loop: any() over a generator costs more here
+        if word in source:
+            return True
     if target < 10 and "|" in source:
         return True
-    if target < 11 and _star_item(source):
+    if target < 11 and "*" in source and _star_item(source):
         return True
     return target < 13 and "array" in source and ("'w'" in source or '"w"' in source)
 
 
-def needs_resolving(source: str, bindings: dict[str, str]) -> bool:
-    """Whether a member or keyword rule could fire, given what the block imports.
+def needs_resolving(source: str, bindings: dict[str, str], target: int) -> bool:
+    """Whether a member or keyword rule could fire on ``3.<target>``, given the imports.
 
-    A tracked attribute (``.timeout``) or a call of a function whose keywords
+    Only entries the target lacks can be reported (:func:`missing_names`). A
+    tracked attribute (``.timeout``) or a call of a function whose keywords
     changed can only be resolved through the block's own imports: its module must
     be imported (``asyncio``), or its class named (``Executor``, imported or after
     a dot), unless a builtin's value is enough (``"x".removeprefix``). A call is
     then only flagged for a keyword the tables track, which must be in the text.
     """
-    table = name_table()
+    table = missing_names(target)
     dotted = set(_AFTER_DOT.findall(source))
+    attrs = table.attrs.intersection(dotted)
+    called = set(table.calls.intersection(dotted))
+    called.update(table.calls.intersection(bindings))
+    for name in table.builtin_calls:
+        if name in source:
+            called.add(name)
+    if not attrs and not called:
+        return False
     named = dotted.union(bindings)
     for qualified in bindings.values():
         named.update(qualified.split("."))
     anywhere = table.anywhere
-    for name in table.attrs.intersection(dotted):
+    for name in attrs:
         if name in anywhere or not named.isdisjoint(table.homes[name]):
             return True
-    called = dotted.union(bindings)
-    called.update(name for name in table.builtin_calls if name in source)
-    for name in table.calls.intersection(called):
-        if (name in anywhere or not named.isdisjoint(table.callers[name])) and any(
-            keyword in source for keyword in table.keywords[name]
-        ):
-            return True
+    for name in called:
+        if name in anywhere or not named.isdisjoint(table.callers[name]):
+            for keyword in table.keywords[name]:
+                if keyword in source:
+                    return True
     return False
 
 

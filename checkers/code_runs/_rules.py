@@ -12,9 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._state import Import, ScanState
-from ._stdlib import (
-    name_table,
-)
+from ._stdlib import missing_names
 
 FUTURE_FEATURES = frozenset(
     {
@@ -263,7 +261,7 @@ def call(scan: ScanState, node: ast.Call, *, guarded: bool) -> None:
     )
     if name is None or guarded:
         return
-    if node.keywords and name in name_table().calls:
+    if node.keywords and name in missing_names(scan.target).calls:
         scan.uses.append((node.lineno, "call", node))
     if name == "array" and scan.target < 13:
         scan.uses.append((node.lineno, "typecode", node))

@@ -34,6 +34,7 @@ from . import _bindings as bindings
 from . import _compile
 from . import _names as names
 from . import _rules as rules
+from . import _statements as statements
 from ._flow import Walker
 from ._prefilter import needs_expressions as needs_expressions
 from ._prefilter import needs_resolving
@@ -50,7 +51,7 @@ from ._state import (
     LOCAL,
     Import,
 )
-from ._stdlib import RUNNING_MINOR, name_table
+from ._stdlib import RUNNING_MINOR, missing_names, name_table
 
 # Fields that never hold a node worth visiting (operators and contexts are nodes,
 # but carry nothing). What is left of a node's fields holds nodes, lists or None.
@@ -81,8 +82,6 @@ _GUARDS = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 )
 _STATIC_TESTS = (ast.Name, ast.Attribute, ast.Compare)
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-_BODIES_OF: dict[type, tuple[str, ...]] = {}
 _KEYWORD = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
 
 
@@ -118,7 +117,8 @@ class Scan(Walker):
         attributes and calls, most of any tree, are decided inline; other node
         types go to the handlers this target needs (:func:`handlers_for`). When
         the block's text shows that no expression rule can fire, only statements
-        are visited; ``deep`` forces either walk (tests check they agree).
+        are visited (:mod:`._statements`); ``deep`` forces either walk (tests
+        check they agree).
         """
         self._prelude(tree)
         if deep is None:
@@ -126,61 +126,30 @@ class Scan(Walker):
             if not deep:
                 # Statements first: their imports tell whether a member or keyword
                 # rule could fire; only then are the expressions walked (afresh).
-                self._frames.append((0, list(tree.body)))
                 self._deep = False
-                self._walk_statements()
-                if not needs_resolving(self.text.source, self.bindings):
-                    names.resolve_uses(self, self.uses)
-                    return
+                statements.walk(self, tree.body, statement_handlers_for(self.target))
+                if not needs_resolving(self.text.source, self.bindings, self.target):
+                    return  # a statements-only walk notes no uses to resolve
                 Scan.__init__(self, self.text, self.target)
                 self._prelude(tree)
                 deep = True
-        self._frames.append((0, list(tree.body)))
         self._deep = deep
         if deep:
+            self._frames.append((0, list(tree.body)))
             self._walk_all()
         else:
-            self._walk_statements()
+            statements.walk(self, tree.body, statement_handlers_for(self.target))
         names.resolve_uses(self, self.uses)
-
-    def _walk_statements(self) -> None:
-        """Visit statements only: every import, scope, guard and ``return`` is one."""
-        frames, handlers = self._frames, statement_handlers_for(self.target)
-        assign_t, expr_t, name_t, starred_t = ast.Assign, ast.Expr, ast.Name, ast.Starred
-        while frames:
-            flags, stack = frames.pop()
-            while stack:
-                node = stack.pop()
-                kind = type(node)
-                # The two commonest statements, decided inline (no bindings are kept
-                # in this walk; only '*a = ...' and '*a' matter, to the compiler).
-                if kind is assign_t:
-                    targets = node.targets
-                    if len(targets) != 1 or type(targets[0]) is not name_t:
-                        self._assign(node, flags)
-                    continue
-                if kind is expr_t:
-                    if type(node.value) is starred_t:
-                        self.needs_compile = True
-                    continue
-                handler = handlers.get(kind)
-                if handler is not None and handler(self, node, flags):
-                    continue
-                bodies = _BODIES_OF.get(kind)
-                if bodies is None:
-                    every = getattr(kind, "_fields", ())
-                    bodies = _BODIES_OF[kind] = tuple(f for f in _BODIES if f in every)
-                for name in bodies:
-                    value = getattr(node, name)
-                    if type(value) is list:
-                        stack.extend(value)
 
     def _walk_all(self) -> None:
         """Visit every node; the fast paths inline the commonest node types."""
         frames = self._frames
         handlers = handlers_for(self.target, self._fstrings)
-        fields_of, builtins, attrs = _FIELDS, self._names.builtins, self._names.attrs
-        calls, uses = _CALL_NAMES, self.uses
+        # Only names the target lacks can be reported (the builtins are all looked
+        # at: the walk notes where the block rebinds one).
+        fields_of, builtins = _FIELDS, self._names.builtins
+        attrs, calls = missing_names(self.target).attrs, _call_names(self.target)
+        uses = self.uses
         name_t, const_t, attr_t, call_t = ast.Name, ast.Constant, ast.Attribute, ast.Call
         while frames:
             flags, stack = frames.pop()
@@ -439,7 +408,12 @@ _ONLY_BELOW: dict[type, int] = {
     ast.Subscript: 11,
     ast.Set: 9,
 }
-_CALL_NAMES = frozenset({*name_table().calls, "__import__", "import_module", "array"})
+
+
+@functools.cache
+def _call_names(target: int) -> frozenset[str]:
+    """Names of callables a call of which :func:`rules.call` must see on ``3.<target>``."""
+    return frozenset({*missing_names(target).calls, "__import__", "import_module", "array"})
 
 
 @functools.cache

@@ -109,22 +109,19 @@ def modules_of(minor: int) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class NameTable:
-    """Names modules gained or lost, keyed ``(module, name)``.
+class NameIndex:
+    """The bare names of some name-table entries, for the walk's one-lookup tests.
 
-    A class attribute is keyed ``(module, "Class.attr")``, a keyword argument
-    ``(module, "func(keyword)")``. ``attrs`` and ``calls`` are the bare names
-    worth a closer look during a walk (so that most attribute accesses and calls
-    cost one set lookup), ``homes`` and ``callers`` the words a block must contain
-    for such a use to resolve (the module's top-level name, or the class's name for
-    a class member; ``"builtins"`` when a value of a builtin type is enough:
-    those names are in ``anywhere``),
-    ``keywords`` the tracked
-    keyword arguments of each callable name, ``typing`` the standard-library
-    home of each ``typing_extensions`` name with the versions that have it.
+    ``attrs`` and ``calls`` are the bare names worth a closer look during a walk
+    (so that most attribute accesses and calls cost one set lookup), ``homes`` and
+    ``callers`` the words a block must contain for such a use to resolve (the
+    module's top-level name, or the class's name for a class member;
+    ``"builtins"`` when a value of a builtin type is enough: those names are in
+    ``anywhere``), ``keywords`` the tracked keyword arguments of each callable
+    name, ``builtin_calls`` the builtins called with a tracked keyword
+    (``zip(strict=...)``), ``builtins`` the builtin names themselves.
     """
 
-    spans: dict[tuple[str, str], Span]
     attrs: frozenset[str]
     builtins: frozenset[str]
     calls: frozenset[str]
@@ -133,7 +130,72 @@ class NameTable:
     keywords: dict[str, tuple[str, ...]]
     builtin_calls: tuple[str, ...]
     anywhere: frozenset[str]
+
+
+@dataclass(frozen=True)
+class NameTable(NameIndex):
+    """Names modules gained or lost, keyed ``(module, name)``, and the index of them all.
+
+    A class attribute is keyed ``(module, "Class.attr")``, a keyword argument
+    ``(module, "func(keyword)")``. ``typing`` is the standard-library home of each
+    ``typing_extensions`` name with the versions that have it.
+    """
+
+    spans: dict[tuple[str, str], Span]
     typing: dict[str, tuple[str, Span]]
+
+
+def _home(module: str, name: str) -> str:
+    """The word a block must contain for a use of entry ``(module, name)`` to resolve.
+
+    A class's name for its members and keywords (a builtin's value needs none:
+    ``"builtins"``), else the module's top-level name.
+    """
+    head = name.split("(", 1)[0]
+    owner = head.rpartition(".")[0]
+    if module == "builtins" and (owner or "(" in name):
+        return "builtins"
+    if owner:
+        return owner.rsplit(".", 1)[-1]
+    if "(" in name and head[:1].isupper():
+        return head  # a class called with a keyword: its name is in the block
+    return module.split(".", 1)[0]
+
+
+def _index(entries: list[tuple[str, str]]) -> NameIndex:
+    """The index of ``entries``, each ``(module, name)`` as keyed in the name table."""
+    homes: dict[str, set[str]] = {}
+    callers: dict[str, set[str]] = {}
+    keywords: dict[str, set[str]] = {}
+    for m, n in entries:
+        head = n.split("(", 1)[0]
+        owner, _, last = head.rpartition(".")
+        top = _home(m, n)
+        if "(" in n:
+            callers.setdefault(last, set()).add(top)
+            keywords.setdefault(last, set()).add(n[len(head) + 1 : -1])
+        elif m != "builtins" or owner:
+            homes.setdefault(last, set()).add(top)
+    return NameIndex(
+        attrs=frozenset(homes),
+        builtins=frozenset(n for m, n in entries if m == "builtins" and n.isidentifier()),
+        calls=frozenset(callers),
+        homes={n: tuple(sorted(tops)) for n, tops in homes.items()},
+        callers={n: tuple(sorted(tops)) for n, tops in callers.items()},
+        keywords={n: tuple(sorted(kws)) for n, kws in keywords.items()},
+        builtin_calls=tuple(
+            sorted(
+                {
+                    n.split("(", 1)[0]
+                    for m, n in entries
+                    if m == "builtins" and "(" in n and "." not in n.split("(", 1)[0]
+                }
+            )
+        ),
+        anywhere=frozenset(
+            n for table in (homes, callers) for n, tops in table.items() if "builtins" in tops
+        ),
+    )
 
 
 @functools.cache
@@ -153,48 +215,21 @@ def name_table() -> NameTable:
             typing[name] = (marks[0], parse_marks(marks[1:]))
         else:
             spans[(module, name)] = parse_marks(marks)
-    homes: dict[str, set[str]] = {}
-    callers: dict[str, set[str]] = {}
-    keywords: dict[str, set[str]] = {}
-    for m, n in spans:
-        head = n.split("(", 1)[0]
-        owner, _, last = head.rpartition(".")
-        # The word a block must contain for a use of this entry to resolve: a
-        # class's name for its members and keywords (a builtin's value needs none),
-        # else the module's top-level name.
-        if m == "builtins" and (owner or "(" in n):
-            top = "builtins"
-        elif owner:
-            top = owner.rsplit(".", 1)[-1]
-        elif "(" in n and head[:1].isupper():
-            top = head  # a class called with a keyword: its name is in the block
-        else:
-            top = m.split(".", 1)[0]
-        if "(" in n:
-            callers.setdefault(last, set()).add(top)
-            keywords.setdefault(last, set()).add(n[len(head) + 1 : -1])
-        elif m != "builtins" or owner:
-            homes.setdefault(last, set()).add(top)
-    return NameTable(
-        spans=spans,
-        attrs=frozenset(homes),
-        builtins=frozenset(n for m, n in spans if m == "builtins" and n.isidentifier()),
-        calls=frozenset(callers),
-        homes={n: tuple(sorted(tops)) for n, tops in homes.items()},
-        callers={n: tuple(sorted(tops)) for n, tops in callers.items()},
-        keywords={n: tuple(sorted(kws)) for n, kws in keywords.items()},
-        builtin_calls=tuple(
-            sorted(
-                n.split("(", 1)[0]
-                for m, n in spans
-                if m == "builtins" and "(" in n and "." not in n.split("(", 1)[0]
-            )
-        ),
-        anywhere=frozenset(
-            n for table in (homes, callers) for n, tops in table.items() if "builtins" in tops
-        ),
-        typing=typing,
-    )
+    index = _index(list(spans))
+    return NameTable(**vars(index), spans=spans, typing=typing)
+
+
+@functools.cache
+def missing_names(target: int) -> NameIndex:
+    """The index of the entries Python ``3.<target>`` lacks: the only ones a use can fail on.
+
+    A block's member, keyword and builtin uses are reported only when the target
+    lacks the entry, so a walk for one target need look closer only at these
+    names (for 3.9: ``anext``, ``removeprefix``, ``zip(strict=...)``..., not
+    ``basicConfig(encoding=...)``, which 3.9 has).
+    """
+    spans = name_table().spans
+    return _index([key for key, span in spans.items() if not span.has(target)])
 
 
 # Where a draft reaches for a third-party package, the standard-library module that
