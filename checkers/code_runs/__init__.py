@@ -135,8 +135,13 @@ def _check(
             )
         return CheckResult(True)
     issues: list[str] = []
-    for number, block in enumerate(blocks, start=1):
-        issues.extend(check_block(number, block, minor, allowed))
+    with warnings.catch_warnings():
+        # Invalid escapes and the like warn but still run; under -W error the parser
+        # would turn them into a SyntaxError. One filter for the whole draft: setting
+        # it up costs more than parsing a short block.
+        warnings.simplefilter("ignore")
+        for number, block in enumerate(blocks, start=1):
+            issues.extend(check_block(number, block, minor, allowed))
     if len(issues) > MAX_ISSUES:
         rest = len(issues) - (MAX_ISSUES - 1)
         issues = [*issues[: MAX_ISSUES - 1], f"... and {rest} more problems like these"]
@@ -157,12 +162,13 @@ def check_block(
 ) -> list[str]:
     """The issues of one Python block, each naming the block and the draft line.
 
-    ``deep`` is passed to :meth:`Scan.run`: None lets the block's text decide.
+    ``deep`` is passed to :meth:`Scan.run`: None lets the block's text decide. The
+    caller silences warnings (:func:`_check` does, for all blocks at once).
     """
-    where = f"Python block {number} (line {block.line})"
     source = block.source
-    if not source.strip():
+    if not source or source.isspace():
         return []
+    where = f"Python block {number} (line {block.line})"
     if _repl.is_transcript(source):
         try:
             source = _repl.typed_code(source)
@@ -188,19 +194,15 @@ def check_block(
 def _parse(source: str, minor: int) -> ast.Module | BaseException:
     """The block's tree, or the exception that stopped the parse."""
     try:
-        with warnings.catch_warnings():
-            # Invalid escapes and the like warn but still run; under -W error the
-            # parser would turn them into a SyntaxError.
-            warnings.simplefilter("ignore")
-            # ast.parse(feature_version=...) without its Python wrapper's cost.
-            tree = compile(
-                source,
-                "<unknown>",
-                "exec",
-                ast.PyCF_ONLY_AST,
-                dont_inherit=True,
-                _feature_version=min(minor, RUNNING_MINOR),
-            )
+        # ast.parse(feature_version=...) without its Python wrapper's cost.
+        tree = compile(
+            source,
+            "<unknown>",
+            "exec",
+            ast.PyCF_ONLY_AST,
+            dont_inherit=True,
+            _feature_version=min(minor, RUNNING_MINOR),
+        )
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
         return exc
     return tree if isinstance(tree, ast.Module) else TypeError("not a module")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 def is_transcript(source: str) -> bool:
     """Whether a block reads as a session: its first non-blank line starts with ``>>>``."""
-    return source.lstrip().startswith(">>>")
+    return ">>>" in source and source.lstrip().startswith(">>>")  # no copy for most blocks
 
 
 def typed_code(source: str) -> str:
