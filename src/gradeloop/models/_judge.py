@@ -318,17 +318,31 @@ class AnthropicJudge(Metered):
             verdict = _read(spec, answer)
         except WireError as err:
             self._settle("evaluate", answer, trace, f"invalid verdict: {err}")
-            first_error = err
-        else:
-            self._settle("evaluate", answer, trace)
-            return verdict
+            return (yield from self._repair(spec, system, user, answer, err, trace, native=False))
+        self._settle("evaluate", answer, trace)
+        return verdict
+
+    def _repair(
+        self,
+        spec: WireSpec,
+        system: str,
+        user: dict[str, str],
+        answer: _Answer,
+        first_error: WireError,
+        trace: _Trace,
+        *,
+        native: bool,
+    ) -> _Flow:
+        """The one repair request after an invalid reply (with the schema again when
+        ``native``); a repair that is invalid too is a JudgeError."""
         bad = answer.text if answer.text is not None else _shown(answer.parsed)
         messages = [
             user,
             {"role": "assistant", "content": bad},
             {"role": "user", "content": repair_request(str(first_error))},
         ]
-        repaired = yield _Step("repair", system, messages, None, spec)
+        config = spec.output_config() if native else None
+        repaired = yield _Step("repair", system, messages, config, spec)
         try:
             verdict = _read(spec, repaired)
         except WireError as err:
@@ -371,7 +385,7 @@ class AnthropicJudge(Metered):
         try:
             reply = self.client.messages.parse(**request)
         except anthropic.APIError as exc:
-            raise self._api_failure(step.kind, exc, started, trace) from exc
+            raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
         return self._answer(step.kind, reply, started, key, trace)
@@ -389,7 +403,7 @@ class AnthropicJudge(Metered):
             else:
                 reply = await aclient.messages.parse(**request)
         except anthropic.APIError as exc:
-            raise self._api_failure(step.kind, exc, started, trace) from exc
+            raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
         except UNREADABLE as exc:
             raise self._unreadable(step.kind, exc, started, trace) from exc
         return self._answer(step.kind, reply, started, key, trace)
@@ -411,9 +425,9 @@ class AnthropicJudge(Metered):
         return key, _Answer(None, text, None, time.perf_counter(), key, cached=True)
 
     def _api_failure(
-        self, kind: CallKind, exc: anthropic.APIError, started: float, trace: _Trace
+        self, kind: CallKind, detail: str, started: float, trace: _Trace
     ) -> JudgeError:
-        detail = describe_api_error(exc)
+        """A failed API call (``detail`` names it) recorded, as the JudgeError to raise."""
         trace.records.append(self._record(kind, self.model, started, error=detail))
         return JudgeError(
             f"the judge's API call failed after the client's retries: {detail}",

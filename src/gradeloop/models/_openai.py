@@ -37,10 +37,10 @@ from ._judge import (
 )
 from ._judge import _judged as judged_criteria
 from ._oai_reply import chat_reply, chat_text
-from ._prompts import judge_system, judge_user, repair_request, revision_prompt
+from ._prompts import judge_system, judge_user, revision_prompt
 from ._reply import UNREADABLE, unreadable
 from ._usage import CallKind, Metered
-from ._wire import WireError, WireSpec, looks_like_json, wire_spec
+from ._wire import WireError, looks_like_json, wire_spec
 
 try:
     import openai
@@ -197,36 +197,6 @@ class OpenAICompatibleJudge(AnthropicJudge):
         self._settle("evaluate", answer, trace)
         return verdict
 
-    def _repair(
-        self,
-        spec: WireSpec,
-        system: str,
-        user: dict[str, str],
-        answer: _Answer,
-        first_error: WireError,
-        trace: _Trace,
-        *,
-        native: bool,
-    ) -> _Flow:
-        messages = [
-            user,
-            {"role": "assistant", "content": answer.text or ""},
-            {"role": "user", "content": repair_request(str(first_error))},
-        ]
-        config = spec.output_config() if native else None
-        repaired = yield _Step("repair", system, messages, config, spec)
-        try:
-            verdict = _read(spec, repaired)
-        except WireError as err:
-            self._settle("repair", repaired, trace, f"invalid verdict: {err}")
-            raise JudgeError(
-                f"the judge's reply is still invalid after one repair attempt: {err} "
-                f"(first reply: {first_error})",
-                reason="invalid",
-            ) from None
-        self._settle("repair", repaired, trace)
-        return verdict
-
     # -- sending one request ----------------------------------------------------------
 
     def _request(self, step: _Step) -> dict[str, Any]:
@@ -258,23 +228,13 @@ class OpenAICompatibleJudge(AnthropicJudge):
         try:
             reply = client.chat.completions.create(**request)
         except openai.APIError as exc:
-            raise self._oai_failure(step.kind, exc, started, trace) from exc
+            raise self._api_failure(step.kind, _describe(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
         return self._answer(step.kind, reply, started, key, trace)
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
         return await asyncio.to_thread(self._send, step, trace)
-
-    def _oai_failure(
-        self, kind: CallKind, exc: openai.APIError, started: float, trace: _Trace
-    ) -> JudgeError:
-        detail = _describe(exc)
-        trace.records.append(self._record(kind, self.model, started, error=detail))
-        return JudgeError(
-            f"the judge's API call failed after the client's retries: {detail}",
-            reason="api_error",
-        )
 
     def _answer(
         self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
