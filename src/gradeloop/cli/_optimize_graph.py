@@ -17,13 +17,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from ..errors import ConfigError, GradeloopError, InputError
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
 from ..graph import build_graph, final_result, require_langgraph
+from ..history._closing import Closing
 from ..history._paths import gradeloop_home
 from ..history._scrub import scrub_text
 from ..history._store import HistoryStore
@@ -300,7 +300,7 @@ def _json(job: _Job, state: dict[str, Any], history: dict[str, Any] | None) -> d
     }
 
 
-class _Threads:
+class _Threads(Closing):
     """The checkpoint database: LangGraph's saver, and the threads this CLI started."""
 
     def __init__(self, path: Path) -> None:
@@ -320,15 +320,7 @@ class _Threads:
             raise ConfigError(f"cannot open the checkpoint database {path}: {exc}") from None
         self.saver = SqliteSaver(self.conn)
 
-    def __enter__(self) -> _Threads:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         self.conn.close()
 
     def create(self, thread_id: str, task: str, settings: dict[str, Any]) -> None:

@@ -24,12 +24,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from ..errors import HistoryError, LoopNotFoundError
 from ._agreement import AgreementRecords
 from ._batches import BatchRecords
+from ._closing import Closing
 from ._cost import CostRecords
 from ._grading import GradingRecords
 from ._paths import default_history_path
@@ -72,7 +72,9 @@ class LoopSummary:
     status: str = "finished"
 
 
-class HistoryStore(AgreementRecords, GradingRecords, BatchRecords, ToolOutputs, CostRecords):
+class HistoryStore(
+    AgreementRecords, GradingRecords, BatchRecords, ToolOutputs, CostRecords, Closing
+):
     """The SQLite history of optimisation loops.
 
     It also keeps shadow outcomes and judge calibration runs (the methods of
@@ -104,17 +106,6 @@ class HistoryStore(AgreementRecords, GradingRecords, BatchRecords, ToolOutputs, 
             if self._conn is not None and os.getpid() == self._pid:
                 self._conn.close()
             self._conn = None
-
-    def __enter__(self) -> HistoryStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"HistoryStore({str(self.path)!r})"

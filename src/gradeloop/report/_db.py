@@ -13,11 +13,11 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import quote
 
 from ..errors import HistoryError, InputError, LoopNotFoundError
+from ..history._closing import Closing
 from ..history._paths import default_history_path
 from ..history._view import judged_score, unpack_usage
 
@@ -67,7 +67,7 @@ class RunRow:
     accepted: int
 
 
-class ReadOnlyHistory:
+class ReadOnlyHistory(Closing):
     """A read-only view of a history database (default: ``$GRADELOOP_HOME/history.db``)."""
 
     def __init__(self, path: str | Path | None = None) -> None:
@@ -99,17 +99,6 @@ class ReadOnlyHistory:
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
-
-    def __enter__(self) -> ReadOnlyHistory:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         try:

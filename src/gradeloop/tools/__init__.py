@@ -32,7 +32,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from types import TracebackType
 from typing import Any
 
 from ..errors import GradeloopError, HistoryError, JudgeError, JudgeRequiredError, LoopNotFoundError
@@ -40,6 +39,7 @@ from ..grading._grade import Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
+from ..history._closing import Closing
 from ..history._store import HistoryStore
 from ..loop._run import Generator, generator_task
 from ..models._usage import metered
@@ -59,7 +59,7 @@ __all__ = ["TOOL_DEFINITIONS", "TOOL_NAMES", "ToolFailure", "ToolRunner", "tool_
 _NO_MODEL = "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server) where the tools run"
 
 
-class ToolRunner:
+class ToolRunner(Closing):
     """Carries out tool calls against a generator, a judge and a history store.
 
     ``generator`` and ``judge`` may be None: code-only evaluations and the history
@@ -126,17 +126,6 @@ class ToolRunner:
         """Close the history store if the runner opened it."""
         if self._owns_store:
             self.store.close()
-
-    def __enter__(self) -> ToolRunner:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def definitions(self) -> list[dict[str, Any]]:
         """The tool definitions, listing the checkers this runner's registry has."""
