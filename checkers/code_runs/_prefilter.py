@@ -24,8 +24,11 @@ _AFTER_DOT = re.compile(r"\.[\s\\]*([A-Za-z_][A-Za-z0-9_]*)")
 def _trigger_words(target: int) -> tuple[str, ...]:
     """Text without which the await/yield, comprehension, dynamic-import and builtin
     rules cannot fire on ``3.<target>`` (only the builtins that version lacks)."""
-    words = ("await", "yield", "async for", ":=", "import_module", "__import__")
-    return words + tuple(sorted(missing_names(target).builtins))
+    words: tuple[str, ...] = ("await", "yield", "async for", ":=", "import_module", "__import__")
+    words += tuple(sorted(missing_names(target).builtins))
+    # A word holding another one is found whenever it is ('BaseExceptionGroup'):
+    # searching the text for it too would only cost time.
+    return tuple(w for w in words if not any(o != w and o in w for o in words))
 
 
 def needs_expressions(source: str, target: int) -> bool:

@@ -36,7 +36,6 @@ class ScanState:
     def __init__(self, text: BlockText, target: int) -> None:
         self.text = text
         self.target = target
-        self.version = f"Python 3.{target}"
         self.findings: dict[tuple[int, str], None] = {}
         self.imports: list[Import] = []
         self.bindings: dict[str, str] = {}
@@ -49,6 +48,11 @@ class ScanState:
         self.rebound: set[str] = set()
         self.types: dict[str, str | None] = {}  # the evident type of each name, once known
         self.needs_compile = False  # the tree holds something only compile() judges
+
+    @property
+    def version(self) -> str:
+        """The target as messages name it: ``Python 3.9``."""
+        return f"Python 3.{self.target}"
 
     def add(self, line: int, text: str) -> None:
         """Record a finding on block line ``line``."""

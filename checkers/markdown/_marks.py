@@ -28,6 +28,8 @@ def _mark_lines(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of every line holding three backticks or tildes, in order."""
     found: list[int] = []
     for mark in ("```", "~~~"):
+        if mark[0] not in text:
+            continue  # one character is found at memchr speed; three are not
         at = text.find(mark)
         while at != -1:
             found.append(at)
@@ -91,7 +93,7 @@ def plain_fences(text: str) -> tuple[Fence, ...] | None:
 
 def _html_or_math(text: str) -> bool:
     """Whether a line of ``text`` opens (at most 3 spaces in) with ``<`` or ``$$``."""
-    if "<" not in text and "$$" not in text:
+    if "<" not in text and ("$" not in text or "$$" not in text):  # "$" alone: memchr
         return False
     return bool(_FIRST_HTML_OR_MATH.match(text) or _HTML_OR_MATH.search(text))
 
