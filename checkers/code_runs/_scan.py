@@ -32,6 +32,7 @@ from typing import Any
 
 from . import _bindings as bindings
 from . import _compile
+from . import _full as full
 from . import _names as names
 from . import _rules as rules
 from . import _statements as statements
@@ -51,46 +52,13 @@ from ._state import (
     LOCAL,
     Import,
 )
-from ._stdlib import RUNNING_MINOR, missing_names, name_table
+from ._stdlib import RUNNING_MINOR, name_table
 
-# Fields that never hold a node worth visiting (operators and contexts are nodes,
-# but carry nothing). What is left of a node's fields holds nodes, lists or None.
-_SCALAR_FIELDS = frozenset(
-    {
-        "ctx",
-        "id",
-        "arg",
-        "attr",
-        "name",
-        "names",
-        "module",
-        "level",
-        "kind",
-        "op",
-        "ops",
-        "type_comment",
-        "conversion",
-        "simple",
-        "is_async",
-        "kwd_attrs",
-        "tag",
-        "rest",
-    }
-)
-_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.MatchSingleton: (), type(None): ()}
 _GUARDS = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 )
 _STATIC_TESTS = (ast.Name, ast.Attribute, ast.Compare)
 _KEYWORD = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
-
-
-def _fields(kind: type) -> tuple[str, ...]:
-    fields = _FIELDS.get(kind)
-    if fields is None:
-        every: tuple[str, ...] = getattr(kind, "_fields", ())
-        fields = _FIELDS[kind] = tuple(f for f in every if f not in _SCALAR_FIELDS)
-    return fields
 
 
 class Scan(Walker):
@@ -112,13 +80,10 @@ class Scan(Walker):
     def run(self, tree: ast.Module, *, deep: bool | None = None) -> None:
         """Walk ``tree`` once, then resolve the names it used.
 
-        Nodes wait in frames, one list per set of flags, so that a child under its
-        parent's flags costs one list append and no tuple. Names, constants,
-        attributes and calls, most of any tree, are decided inline; other node
-        types go to the handlers this target needs (:func:`handlers_for`). When
-        the block's text shows that no expression rule can fire, only statements
-        are visited (:mod:`._statements`); ``deep`` forces either walk (tests
-        check they agree).
+        Every node is visited (:mod:`._full`, with the handlers this target needs:
+        :func:`handlers_for`) unless the block's text shows that no expression rule
+        can fire; then only statements are (:mod:`._statements`). ``deep`` forces
+        either walk (tests check they agree).
         """
         self._prelude(tree)
         if deep is None:
@@ -135,58 +100,10 @@ class Scan(Walker):
                 deep = True
         self._deep = deep
         if deep:
-            self._frames.append((0, list(tree.body)))
-            self._walk_all()
+            full.walk(self, tree.body, handlers_for(self.target, self._fstrings))
         else:
             statements.walk(self, tree.body, statement_handlers_for(self.target))
         names.resolve_uses(self, self.uses)
-
-    def _walk_all(self) -> None:
-        """Visit every node; the fast paths inline the commonest node types."""
-        frames = self._frames
-        handlers = handlers_for(self.target, self._fstrings)
-        # Only names the target lacks can be reported (the builtins are all looked
-        # at: the walk notes where the block rebinds one).
-        fields_of, builtins = _FIELDS, self._names.builtins
-        attrs, calls = missing_names(self.target).attrs, _call_names(self.target)
-        uses = self.uses
-        name_t, const_t, attr_t, call_t = ast.Name, ast.Constant, ast.Attribute, ast.Call
-        while frames:
-            flags, stack = frames.pop()
-            pop, push, extend = stack.pop, stack.append, stack.extend
-            quiet = flags & (LAZY | GUARDED)
-            while stack:
-                node = pop()
-                kind = type(node)
-                if kind is name_t:
-                    if node.id in builtins:
-                        self._name(node, flags)
-                    continue
-                if kind is const_t:
-                    continue
-                if kind is attr_t:
-                    if node.attr in attrs and not quiet:
-                        uses.append((node.lineno, "attr", node))
-                    push(node.value)
-                    continue
-                if kind is call_t:
-                    func = node.func
-                    called = func.id if type(func) is name_t else getattr(func, "attr", None)
-                    if called in calls and not flags & LAZY:
-                        rules.call(self, node, guarded=bool(flags & GUARDED))
-                else:
-                    handler = handlers.get(kind)
-                    if handler is not None and handler(self, node, flags):
-                        continue
-                names = fields_of.get(kind)
-                if names is None:
-                    names = _fields(kind)
-                for name in names:
-                    value = getattr(node, name)
-                    if type(value) is list:
-                        extend(value)  # may hold None (a dict's ** keys): skipped when popped
-                    elif value is not None:
-                        push(value)
 
     def _prelude(self, tree: ast.Module) -> None:
         """Note the leading ``from __future__`` imports; they decide annotation laziness."""
@@ -351,13 +268,6 @@ class Scan(Walker):
         self._push(node.values, flags | FSTRING)
         return True
 
-    def _name(self, node: ast.Name, flags: int) -> None:
-        """A builtin that some versions lack: note where it is defined or used."""
-        if not isinstance(node.ctx, ast.Load):
-            self.defined.add(node.id)
-        elif not flags & (LAZY | GUARDED):
-            self.uses.append((node.lineno, "name", node))
-
 
 _HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
     ast.FunctionDef: Scan._function,
@@ -408,12 +318,6 @@ _ONLY_BELOW: dict[type, int] = {
     ast.Subscript: 11,
     ast.Set: 9,
 }
-
-
-@functools.cache
-def _call_names(target: int) -> frozenset[str]:
-    """Names of callables a call of which :func:`rules.call` must see on ``3.<target>``."""
-    return frozenset({*missing_names(target).calls, "__import__", "import_module", "array"})
 
 
 @functools.cache
