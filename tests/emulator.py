@@ -50,7 +50,15 @@ from anthropic.types import Message
 
 from tests.emulator_batches import BatchDesk
 
-__all__ = ["Emulator", "HTTPError", "Request", "emulator", "http_error"]
+__all__ = [
+    "Emulator",
+    "HTTPError",
+    "Request",
+    "Scripted",
+    "ScriptedHandler",
+    "emulator",
+    "http_error",
+]
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -98,25 +106,24 @@ class Request:
     body: Any
 
 
-class Emulator:
-    """The server, its script and its records. Use the ``emulator`` fixture."""
+class Scripted:
+    """What this emulator and the chat-completions one (tests/oai_emulator.py) share:
+    the request log, the script (queue, then ``responder``), the SDK clients to close,
+    and a threaded server on 127.0.0.1 (started by :meth:`_serve`)."""
 
-    def __init__(
-        self, *, cache_min_tokens: int = 1024, latency: float = 0.0, keep_alive: bool = False
-    ) -> None:
-        self.cache_min_tokens = cache_min_tokens
-        self.latency = latency
-        self.keep_alive = keep_alive
+    _error: Callable[..., Any]  # the scripted-error type: (status, message, headers=)
+    _literals: tuple[type, ...]  # queued item types that are sent, never called
+    _api_path = ""  # what base_url adds to the server's address
+
+    def __init__(self) -> None:
         self.requests: list[Request] = []
-        # (request body, usage sent) for every reply with a usage block, in answer order
-        self.answered: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.responder: Callable[[dict[str, Any]], Any] | None = None
         self._queue: deque[Any] = deque()
-        self._cache: set[str] = set()
         self._lock = threading.Lock()
-        self.batches = BatchDesk(self)
-        self._clients: list[anthropic.Anthropic] = []
-        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
+        self._clients: list[Any] = []
+
+    def _serve(self, server: ThreadingHTTPServer) -> None:
+        self._server = server
         self._server.daemon_threads = True
         # A short poll keeps shutdown (run after every test) quick.
         self._thread = threading.Thread(
@@ -127,12 +134,7 @@ class Emulator:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def bodies(self) -> list[Any]:
-        """The JSON bodies of the ``/v1/messages`` requests, in order."""
-        return [r.body for r in self.requests if r.path == "/v1/messages"]
+        return f"http://{host!s}:{port}{self._api_path}"
 
     def enqueue(self, *items: Any) -> None:
         """Queue replies, error responses, raw dicts or callables, in order."""
@@ -143,13 +145,6 @@ class Emulator:
     def pending(self) -> int:
         return len(self._queue)
 
-    def client(self, **kwargs: Any) -> anthropic.Anthropic:
-        """A real ``anthropic.Anthropic`` pointed at this emulator (closed at teardown)."""
-        kwargs.setdefault("api_key", "test-key")
-        client = anthropic.Anthropic(base_url=self.base_url, **kwargs)
-        self._clients.append(client)
-        return client
-
     def close(self) -> None:
         for client in self._clients:
             client.close()
@@ -157,20 +152,52 @@ class Emulator:
         self._server.server_close()
         self._thread.join(timeout=10)
 
-    # -- answering ---------------------------------------------------------------
-
     def _next(self, body: dict[str, Any]) -> Any:
         with self._lock:
             item = self._queue.popleft() if self._queue else self.responder
         if item is None:
-            return HTTPError(
+            return self._error(
                 500,
                 "emulator: no reply queued for this request",
                 headers={"x-should-retry": "false"},
             )
-        if callable(item) and not isinstance(item, Message | HTTPError):
+        if callable(item) and not isinstance(item, self._literals):
             item = item(body)
         return item
+
+
+class Emulator(Scripted):
+    """The server, its script and its records. Use the ``emulator`` fixture."""
+
+    _error = HTTPError
+    _literals = (Message, HTTPError)
+
+    def __init__(
+        self, *, cache_min_tokens: int = 1024, latency: float = 0.0, keep_alive: bool = False
+    ) -> None:
+        super().__init__()
+        self.cache_min_tokens = cache_min_tokens
+        self.latency = latency
+        self.keep_alive = keep_alive
+        # (request body, usage sent) for every reply with a usage block, in answer order
+        self.answered: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        self._cache: set[str] = set()
+        self.batches = BatchDesk(self)
+        self._serve(_Server(("127.0.0.1", 0), _handler_for(self)))
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The JSON bodies of the ``/v1/messages`` requests, in order."""
+        return [r.body for r in self.requests if r.path == "/v1/messages"]
+
+    def client(self, **kwargs: Any) -> anthropic.Anthropic:
+        """A real ``anthropic.Anthropic`` pointed at this emulator (closed at teardown)."""
+        kwargs.setdefault("api_key", "test-key")
+        client = anthropic.Anthropic(base_url=self.base_url, **kwargs)
+        self._clients.append(client)
+        return client
+
+    # -- answering ---------------------------------------------------------------
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
         """Status, headers and JSON body for one ``/v1/messages`` request."""
@@ -279,74 +306,90 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """The HTTP side both emulators share: a quiet log, JSON answers, every request
+    recorded, and a broken script answered as a failed request (500, no retry)."""
+
+    emulator: Scripted  # set on each emulator's own subclass
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        pass
+
+    def _send(self, status: int, headers: dict[str, str], body: Any) -> None:
+        # a str body is sent as it is (the batch results' JSON Lines)
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        headers = dict(headers)
+        self.send_response(status)
+        self.send_header("content-type", headers.pop("content-type", "application/json"))
+        self.send_header("content-length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _record(self, body: Any) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.emulator._lock:
+            self.emulator.requests.append(Request(self.command, self.path, headers, body))
+
+    def _read(self) -> Any:
+        """The request's JSON body (its text when it is not JSON), recorded."""
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            body = raw.decode(errors="replace")
+        self._record(body)
+        return body
+
+    def _failed(self, exc: Exception) -> tuple[int, dict[str, str], Any]:
+        error = self.emulator._error(500, f"emulator error: {exc!r}")
+        return 500, {"x-should-retry": "false"}, error.body()
+
+    def _answer(self, body: Any) -> None:
+        """Send the emulator's answer to ``body`` (a broken script: a failed request)."""
+        try:
+            self._send(*self.emulator.answer(body))
+        except Exception as exc:  # a broken script must show up as a failed request
+            self._send(*self._failed(exc))
+
+    def _no_route(self) -> None:
+        self._send(404, {}, self.emulator._error(404, f"no route {self.path}").body())
+
+
 def _handler_for(emulator: Emulator) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(ScriptedHandler):
         disable_nagle_algorithm = True
         protocol_version = "HTTP/1.1" if emulator.keep_alive else "HTTP/1.0"
-
-        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-            pass
-
-        def _send(self, status: int, headers: dict[str, str], body: Any) -> None:
-            # a str body is sent as it is (the batch results' JSON Lines)
-            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-            headers = dict(headers)
-            self.send_response(status)
-            self.send_header("content-type", headers.pop("content-type", "application/json"))
-            self.send_header("content-length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _record(self, body: Any) -> None:
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            with emulator._lock:
-                emulator.requests.append(Request(self.command, self.path, headers, body))
 
         def _guarded(self, answer: Callable[[], tuple[int, dict[str, str], Any]]) -> None:
             try:
                 reply = answer()
             except Exception as exc:  # a broken script must show up as a failed request
-                reply = (
-                    500,
-                    {"x-should-retry": "false"},
-                    HTTPError(500, f"emulator error: {exc!r}").body(),
-                )
+                reply = self._failed(exc)
             self._send(*reply)
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw or b"null")
-            except ValueError:
-                body = raw.decode(errors="replace")
-            self._record(body)
+            body = self._read()
             if emulator.batches.handles(self.path):
                 self._guarded(lambda: emulator.batches.post(self.path, body))
                 return
             if self.path.split("?")[0] != "/v1/messages":
-                self._send(404, {}, HTTPError(404, f"no route {self.path}").body())
+                self._no_route()
                 return
             if emulator.latency:
                 time.sleep(emulator.latency)
-            try:
-                self._send(*emulator.answer(body))
-            except Exception as exc:  # a broken script must show up as a failed request
-                self._send(
-                    500,
-                    {"x-should-retry": "false"},
-                    HTTPError(500, f"emulator error: {exc!r}").body(),
-                )
+            self._answer(body)
 
         def do_GET(self) -> None:
             self._record(None)
             if emulator.batches.handles(self.path):
                 self._guarded(lambda: emulator.batches.get(self.path))
                 return
-            self._send(404, {}, HTTPError(404, f"no route {self.path}").body())
+            self._no_route()
 
+    Handler.emulator = emulator
     return Handler
 
 

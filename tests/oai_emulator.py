@@ -24,15 +24,15 @@ seen before is reported as ``prompt_tokens_details.cached_tokens``.
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import openai
 import pytest
+
+from tests.emulator import Scripted, ScriptedHandler
 
 __all__ = ["OAIEmulator", "OAIError", "chat", "oai_emulator", "verdict_chat"]
 
@@ -92,49 +92,23 @@ def strict_problem(schema: Any, where: str = "schema") -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Request:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
-class OAIEmulator:
+class OAIEmulator(Scripted):
     """The server, its script and its records. Use the ``oai_emulator`` fixture."""
 
-    def __init__(self, *, cache_min_tokens: int = 256) -> None:
-        self.cache_min_tokens = cache_min_tokens
-        self.requests: list[Request] = []
-        self.responder: Callable[[dict[str, Any]], Any] | None = None
-        self._queue: deque[Any] = deque()
-        self._seen: set[str] = set()
-        self._lock = threading.Lock()
-        self._clients: list[openai.OpenAI] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.02,), daemon=True
-        )
-        self._thread.start()
+    _error = OAIError
+    _literals = (OAIError,)
+    _api_path = "/v1"  # the openai SDK's base_url includes the version
 
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+    def __init__(self, *, cache_min_tokens: int = 256) -> None:
+        super().__init__()
+        self.cache_min_tokens = cache_min_tokens
+        self._seen: set[str] = set()
+        self._serve(ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self)))
 
     @property
     def bodies(self) -> list[Any]:
         """The JSON bodies of the chat-completions requests, in order."""
         return [r.body for r in self.requests if r.path.endswith("/chat/completions")]
-
-    def enqueue(self, *items: Any) -> None:
-        with self._lock:
-            self._queue.extend(items)
-
-    @property
-    def pending(self) -> int:
-        return len(self._queue)
 
     def client(self, **kwargs: Any) -> openai.OpenAI:
         """A real ``openai.OpenAI`` pointed at this emulator (closed at teardown)."""
@@ -142,24 +116,6 @@ class OAIEmulator:
         client = openai.OpenAI(base_url=self.base_url, **kwargs)
         self._clients.append(client)
         return client
-
-    def close(self) -> None:
-        for client in self._clients:
-            client.close()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
-
-    def _next(self, body: dict[str, Any]) -> Any:
-        with self._lock:
-            item = self._queue.popleft() if self._queue else self.responder
-        if item is None:
-            return OAIError(
-                500, "emulator: no reply queued for this request", {"x-should-retry": "false"}
-            )
-        if callable(item) and not isinstance(item, OAIError):
-            item = item(body)
-        return item
 
     def answer(self, body: Any) -> tuple[int, dict[str, str], dict[str, Any]]:
         problem = _invalid(body)
@@ -215,42 +171,15 @@ def _invalid(body: Any) -> str | None:
 
 
 def _handler_for(emulator: OAIEmulator) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(ScriptedHandler):
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw or b"null")
-            except ValueError:
-                body = raw.decode(errors="replace")
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            with emulator._lock:
-                emulator.requests.append(Request(self.command, self.path, headers, body))
+            body = self._read()
             if self.path.split("?")[0] != "/v1/chat/completions":
-                self._send(404, {}, OAIError(404, f"no route {self.path}").body())
+                self._no_route()
                 return
-            try:
-                self._send(*emulator.answer(body))
-            except Exception as exc:  # a broken script shows up as a failed request
-                self._send(
-                    500,
-                    {"x-should-retry": "false"},
-                    OAIError(500, f"emulator error: {exc!r}").body(),
-                )
+            self._answer(body)
 
+    Handler.emulator = emulator
     return Handler
 
 
