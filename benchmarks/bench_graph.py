@@ -25,40 +25,16 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _common import KEYS, RUBRIC, Gen, Judge
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from gradeloop import Criterion, HistoryStore, Rubric, Verdict, optimize, run_loop
+from gradeloop import HistoryStore, optimize, run_loop
 from gradeloop.graph import build_graph
-
-KEYS = ("api_cited", "errors_named", "no_invention", "tone", "structure")
-RUBRIC = Rubric.from_dict({"criteria": [{"key": k, "description": f"{k} holds."} for k in KEYS]})
-FAIL = Verdict(
-    reasoning="r",
-    criteria_met=dict.fromkeys(KEYS, False),
-    passed=False,
-    issues=["cite the section", "name the error codes"],
-)
-
-
-class Gen:
-    """Each draft a different ~1 KB text, as a real revision would be."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def generate(self, task: str, draft: str = "", issues: list[str] | None = None) -> str:
-        self.n += 1
-        return " ".join(f"w{self.n}x{i % 97}" for i in range(160))
-
-
-class Judge:
-    def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
-        return FAIL
 
 
 def ms_per_round(fn: Callable[[], Any], loops: int, rounds: int) -> float:

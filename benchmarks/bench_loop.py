@@ -35,13 +35,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.emulator
 
+from _common import FAIL, KEYS, RUBRIC, Gen, Judge
+
 from gradeloop import (
     AnthropicGenerator,
     AnthropicJudge,
     CallRecord,
     Criterion,
     HistoryStore,
-    Rubric,
     Usage,
     Verdict,
     accepted,
@@ -51,31 +52,7 @@ from gradeloop import (
 )
 from gradeloop.testing import text_reply, verdict_reply
 
-KEYS = ("api_cited", "errors_named", "no_invention", "tone", "structure")
 ROUNDS = 3
-RUBRIC = Rubric.from_dict({"criteria": [{"key": k, "description": f"{k} holds."} for k in KEYS]})
-FAIL = Verdict(
-    reasoning="r",
-    criteria_met=dict.fromkeys(KEYS, False),
-    passed=False,
-    issues=["cite the section", "name the error codes"],
-)
-
-
-class Gen:
-    """Each draft a different ~1 KB text, as a real revision would be."""
-
-    def __init__(self) -> None:
-        self.n = 0
-
-    def generate(self, task: str, draft: str = "", issues: list[str] | None = None) -> str:
-        self.n += 1
-        return " ".join(f"w{self.n}x{i % 97}" for i in range(160))
-
-
-class Judge:
-    def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
-        return FAIL
 
 
 def bare_loop(task: str, gen: Gen, judge: Judge, max_rounds: int = ROUNDS) -> tuple[str, bool]:
