@@ -22,6 +22,7 @@ from gradeloop import (
     agrade_many,
     grade,
     grade_many,
+    make_client,
 )
 from gradeloop.errors import JudgeError, JudgeRequiredError
 from gradeloop.grading._registry import Registry
@@ -262,7 +263,8 @@ def test_a_cache_needs_a_judge_that_takes_one(reg: Registry, tmp_path: Any) -> N
         grade_many(["a"], rubric(reg, TONE), judge=AllMet(), cache=cache, registry=reg)
 
 
-def test_a_429_pauses_the_whole_batch_for_retry_after(emulator: Emulator) -> None:
+@pytest.mark.parametrize("built_by", ["hand", "gradeloop"])
+def test_a_429_pauses_the_whole_batch_for_retry_after(emulator: Emulator, built_by: str) -> None:
     arrivals: list[float] = []
     throttled_at: list[float] = []
     lock = threading.Lock()
@@ -280,7 +282,9 @@ def test_a_429_pauses_the_whole_batch_for_retry_after(emulator: Emulator) -> Non
         )
 
     emulator.responder = answer
-    judge = AnthropicJudge(client=emulator.client())
+    # by hand: awaited on the async twin; by gradeloop: its sync client in worker threads
+    client = emulator.client() if built_by == "hand" else make_client(base_url=emulator.base_url)
+    judge = AnthropicJudge(client=client)
     states: list[ManyProgress] = []
     out = grade_many(
         [f"d{i}" for i in range(12)],
@@ -296,3 +300,22 @@ def test_a_429_pauses_the_whole_batch_for_retry_after(emulator: Emulator) -> Non
     late = [t - t0 for t in arrivals if t > t0 + 0.05]
     assert late and min(late) >= 0.55
     assert states[-1].throttled == 1
+
+
+def test_grade_many_sends_through_the_sync_client_and_agrade_many_awaits(
+    emulator: Emulator,
+) -> None:
+    emulator.responder = lambda body: verdict_reply(
+        {"reasoning": "ok", "criteria_met": {"tone": True}, "passed": True, "issues": []}
+    )
+    rubric = Rubric.from_dict({"criteria": [TONE]})
+    judge = AnthropicJudge(client=make_client(base_url=emulator.base_url))
+    out = grade_many(["a", "b", "c"], rubric, judge=judge, concurrency=3)
+    assert all(e.accepted and len(e.judge_calls) == 1 for e in out)
+    agents = {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
+    assert agents == {"Anthropic"}  # the sync client, in grade_many's worker threads
+    emulator.requests.clear()
+    again = asyncio.run(agrade_many(["d", "e"], rubric, judge=judge, concurrency=2))
+    assert all(e.accepted for e in again)
+    agents = {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
+    assert agents == {"AsyncAnthropic"}  # awaited on the async twin

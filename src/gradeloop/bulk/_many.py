@@ -6,14 +6,22 @@ drafts are in flight, fewer after the API answers 429/529 (with the whole batch
 paused for the server's ``retry-after``). One draft's judge failure is that draft's
 failed evaluation (``judge_error`` set, its judge keys not met), never the batch's
 exception. Code checkers run in worker threads, off the event loop.
+
+:func:`grade_many` asks an SDK-backed judge (:class:`~gradeloop.AnthropicJudge`) through
+its sync client in those worker threads when that client carries the pacing middleware
+(every client gradeloop builds does): the same request, reading and failure typing as
+``aevaluate``, but the SDK's async HTTP stack took about twice the wall time at 32
+requests in flight (benchmarks/README.md). :func:`agrade_many` awaits ``aevaluate``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import sys
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,13 +33,15 @@ from ..grading._grade import (
     Evaluation,
     GradePlan,
     Judge,
+    _ask_judge,
+    _JudgeAnswer,
     merge,
     plan_grade,
 )
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import Verdict
-from ..models._pacing import THROTTLED, Pacer, pacing
+from ..models._pacing import THROTTLED, Pacer, pace, pacing
 from ._progress import ManyProgress, ProgressBar, ProgressCallback
 
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
@@ -94,11 +104,13 @@ def grade_many(
     judge = _with_cache(judge, cache)
 
     async def run() -> list[Evaluation]:
-        # Sync-only judges and the code checkers run in worker threads: give this run
-        # as many as drafts in flight (asyncio's default pool has cpu_count + 4).
+        # Sync judges (an SDK judge's sync client too) and the code checkers run in
+        # worker threads: give this run as many as drafts in flight (asyncio's default
+        # pool has cpu_count + 4).
         asyncio.get_running_loop().set_default_executor(
             ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="gradeloop")
         )
+        _SDK_IN_THREADS.set(True)  # this task's context: the workers it starts see it
         try:
             return await agrade_many(
                 drafts,
@@ -209,11 +221,35 @@ async def _grade_one(
             metadata=item.metadata,
         )
         try:
-            answer = await ask_judge_async(plan, judge)
+            if _SDK_IN_THREADS.get() and _sdk_judge(judge):
+                answer = await asyncio.to_thread(_ask_sync, plan, judge)
+            else:
+                answer = await ask_judge_async(plan, judge)
         except JudgeError as exc:
             _report_throttle(exc, pacer)
             return failed_evaluation(plan, f"{exc.reason}: {exc}", tuple(calls))
     return await finish_async(plan, answer, tuple(calls))
+
+
+_SDK_IN_THREADS: ContextVar[bool] = ContextVar("gradeloop_sdk_in_threads", default=False)
+
+
+def _sdk_judge(judge: Judge | None) -> bool:
+    """Whether ``judge`` is an AnthropicJudge (or a subclass), whose sync ``evaluate`` is
+    the same flow as ``aevaluate``, on a client that carries gradeloop's pacing
+    middleware (a client built by hand does not: its async twin does, so such a judge
+    is awaited). Never imports the SDK for a code-only run."""
+    module = sys.modules.get("gradeloop.models._judge")
+    if module is None or not isinstance(judge, module.AnthropicJudge):
+        return False
+    return pace in tuple(getattr(judge.client, "middleware", None) or ())
+
+
+def _ask_sync(plan: GradePlan, judge: Judge | None) -> _JudgeAnswer | None:
+    """The judge's answer for ``plan`` as grade() gets it (None when not asked)."""
+    if not plan.asked:
+        return None
+    return _ask_judge(judge, plan.task, plan.draft, plan.asked, plan.rubric)
 
 
 def failed_evaluation(plan: GradePlan, error: str, calls: tuple[Any, ...] = ()) -> Evaluation:
