@@ -1,5 +1,5 @@
-"""The pytest plugin end to end: a user's project in a temporary folder, run by pytest
-in a subprocess, recording against the emulator and then replaying offline."""
+"""The pytest plugin end to end: a user's project in a temporary folder, recorded against
+the emulator by pytest in a subprocess (as a user runs it), then replayed offline."""
 
 from __future__ import annotations
 
@@ -72,16 +72,19 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
+# other projects' plugins this environment happens to have cost seconds a start
+QUIET = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:anyio")
+
+
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """As a user runs it: a fresh process (the end-to-end test)."""
-    # other projects' plugins this environment happens to have cost seconds a start
-    quiet = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:anyio")
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *quiet, *args, timeout=300)
+    """As a user runs it: a fresh process (the end-to-end run, once per suite: each fresh
+    pytest imports the SDK again, seconds of CPU)."""
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *QUIET, *args, timeout=300)
 
 
 def run_here(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """In this process: quicker, for the runs that grade nothing."""
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    """In this process (its modules imported afresh, the SDK already loaded): the rest."""
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *QUIET, *args)
 
 
 def test_record_against_the_emulator_then_replay_offline(
@@ -119,7 +122,7 @@ def test_record_against_the_emulator_then_replay_offline(
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("CI", "true")
-    replayed = run(project)
+    replayed = run_here(project)
     replayed.assert_outcomes(passed=3, failed=1)
     assert len(emulator.bodies) == 5  # not one more request
     replayed.stdout.fnmatch_lines(
@@ -131,8 +134,8 @@ def test_record_against_the_emulator_then_replay_offline(
     )
     assert greetings.read_text(encoding="utf-8") == text  # replay writes nothing
 
-    # the same, across two xdist workers: the summary adds them up
-    parallel = run(project, "-n", "2")
+    # the same, across two xdist workers (processes of their own): the summary adds them up
+    parallel = run_here(project, "-n", "2")
     parallel.assert_outcomes(passed=3, failed=1)
     parallel.stdout.fnmatch_lines(["judge calls: 0 made, 5 replayed from cassettes*"])
 
@@ -140,7 +143,7 @@ def test_record_against_the_emulator_then_replay_offline(
     (project.path / "greetings.py").write_text(
         "def greet(name):\n    return f'Hi {name}.'\n", encoding="utf-8"
     )
-    missing = run(project, "-k", "welcoming")
+    missing = run_here(project, "-k", "welcoming")
     missing.assert_outcomes(failed=1, deselected=3)
     missing.stdout.fnmatch_lines(
         [
