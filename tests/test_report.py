@@ -333,32 +333,28 @@ def test_cli_report_without_a_database_exits_2(tmp_path: Path) -> None:
     assert ran.code == 2 and "--html" in ran.err
 
 
-def test_without_chromium_the_browser_tests_fail_with_an_install_hint(tmp_path: Path) -> None:
-    # a developer without Chromium must see the browser tests fail, not skip
-    import os
-    import subprocess
+def test_without_chromium_the_browser_tests_fail_with_an_install_hint(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a developer without Chromium must see the browser tests fail, not skip; pytest runs
+    # in this process (a fresh one would spend seconds importing the SDK and langgraph)
     import sys
 
     from tests.cli_helpers import ROOT
 
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}  # no chromium on it
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests/test_browser.py::test_the_pages_policy_stops_a_script_that_escaped_escaping",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))  # no chromium on it
+    test = ROOT / "tests" / "test_browser.py"
+    result = pytester.runpytest_inprocess(
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(ROOT),
+        "-c",
+        str(ROOT / "pyproject.toml"),
+        f"{test}::test_the_pages_policy_stops_a_script_that_escaped_escaping",
     )
-    assert proc.returncode == 1, proc.stdout
+    out = result.stdout.str()
+    assert result.ret == 1, out
     hint = "browser tests need Chromium and its driver: apt-get install -y chromium chromium-driver"
-    assert hint in proc.stdout and "1 error" in proc.stdout
-    assert "skipped" not in proc.stdout
+    assert hint in out and "1 error" in out
+    assert "skipped" not in out
