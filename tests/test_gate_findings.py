@@ -27,7 +27,7 @@ from gradeloop import (
 from gradeloop.errors import JudgeError
 from gradeloop.grading._registry import Registry
 from gradeloop.testing import ScriptedClient, text_reply, verdict_reply
-from tests.cli_helpers import gradeloop
+from tests.cli_helpers import cli
 from tests.emulator import Emulator
 from tests.fakes import FakeGenerator, FakeJudge
 
@@ -368,7 +368,7 @@ def test_finding_5_gradeloop_optimize_prints_and_exits_on_the_accepted_draft(
         return verdicts.pop(0) if "output_config" in body else text_reply(next(drafts))
 
     emulator.responder = model
-    ran = gradeloop(
+    ran = cli(
         "optimize",
         "--rubric",
         str(rubric_file),

@@ -20,7 +20,7 @@ from gradeloop import Rubric, UnusableFileError, read_user_file
 from gradeloop.errors import InputError, RubricError
 from gradeloop.grading._files import RUBRIC_LIMIT, describe_size, read_utf8
 from gradeloop.grading._registry import Registry
-from tests.cli_helpers import gradeloop
+from tests.cli_helpers import cli
 
 CRITERION = '[[criteria]]\nkey = "a"\ndescription = "A is done."\n'
 
@@ -205,7 +205,7 @@ def test_the_cli_exits_2_with_one_line_for_each_bad_rubric(tmp_path: Path) -> No
         encoding="utf-8",
     )
     for rubric in ("deep.toml", "deep.json", "zero.toml", "/dev/zero"):
-        ran = gradeloop("grade", "--rubric", rubric, str(draft), cwd=tmp_path)
+        ran = cli("grade", "--rubric", rubric, str(draft), cwd=tmp_path)
         assert ran.code == 2, (rubric, ran.err)
         assert ran.err.count("\n") == 1 and ran.err.startswith("gradeloop: error: "), ran.err
         assert "internal error" not in ran.err

@@ -44,7 +44,7 @@ from ._wire import WireError, looks_like_json, wire_spec
 
 try:
     import openai
-except ImportError:  # pragma: no cover - exercised by a subprocess test
+except ImportError:  # pragma: no cover - exercised by a test that blocks openai
     raise ImportError(
         "the OpenAI-compatible judge and generator need the openai package: "
         "pip install 'gradeloop[openai]'"
