@@ -42,13 +42,17 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import pytest
-from anthropic.types import Message
 
 from tests.emulator_batches import BatchDesk
+
+# The SDK is imported when a test first uses the emulator, not here: a pytest process
+# that runs no test (xdist's controller) then never spends seconds loading it.
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.types import Message
 
 __all__ = [
     "Emulator",
@@ -170,7 +174,12 @@ class Emulator(Scripted):
     """The server, its script and its records. Use the ``emulator`` fixture."""
 
     _error = HTTPError
-    _literals = (Message, HTTPError)
+
+    @property
+    def _literals(self) -> tuple[type, ...]:  # type: ignore[override]
+        from anthropic.types import Message
+
+        return (Message, HTTPError)
 
     def __init__(
         self, *, cache_min_tokens: int = 1024, latency: float = 0.0, keep_alive: bool = False
@@ -192,6 +201,8 @@ class Emulator(Scripted):
 
     def client(self, **kwargs: Any) -> anthropic.Anthropic:
         """A real ``anthropic.Anthropic`` pointed at this emulator (closed at teardown)."""
+        import anthropic
+
         kwargs.setdefault("api_key", "test-key")
         client = anthropic.Anthropic(base_url=self.base_url, **kwargs)
         self._clients.append(client)
@@ -209,6 +220,8 @@ class Emulator(Scripted):
             return item.status, dict(item.headers), item.body()
         if isinstance(item, dict):
             return 200, {}, item
+        from anthropic.types import Message
+
         if not isinstance(item, Message):
             raise TypeError(f"emulator cannot send {type(item).__name__}")
         out = item.to_dict(mode="json")

@@ -23,8 +23,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from anthropic.types import Message
-
 if TYPE_CHECKING:
     from tests.emulator import Emulator
 
@@ -142,6 +140,8 @@ class BatchDesk:
             if item == "errored":
                 return {"type": "errored", "error": _error(500, "scripted batch error")}
             return {"type": item}
+        from anthropic.types import Message  # not at the top: see tests/emulator.py
+
         if not isinstance(item, Message):
             raise TypeError(f"a batch outcome must be a Message or a string, not {type(item)}")
         out = item.to_dict(mode="json")

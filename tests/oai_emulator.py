@@ -27,12 +27,14 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import pytest
 
 from tests.emulator import Scripted, ScriptedHandler
+
+if TYPE_CHECKING:  # imported when first used, as in tests/emulator.py
+    import openai
 
 __all__ = ["OAIEmulator", "OAIError", "chat", "oai_emulator", "verdict_chat"]
 
@@ -112,6 +114,8 @@ class OAIEmulator(Scripted):
 
     def client(self, **kwargs: Any) -> openai.OpenAI:
         """A real ``openai.OpenAI`` pointed at this emulator (closed at teardown)."""
+        import openai
+
         kwargs.setdefault("api_key", "test-key")
         client = openai.OpenAI(base_url=self.base_url, **kwargs)
         self._clients.append(client)
