@@ -7,7 +7,7 @@ import pytest
 
 from gradeloop import CheckResult, Rubric, RubricError, checker, get_checker, hookimpl
 from gradeloop.errors import CheckerConflictError, UnknownCheckerError
-from gradeloop.grading._checks import run_checker
+from gradeloop.grading._checks import options_model_for, run_checker
 from gradeloop.grading._registry import Registry, unregister_checker
 from tests.plugin_dists import CLASHES, GOOD, IMPORT_FAILS, REGISTER_FAILS, make_dist
 
@@ -190,3 +190,39 @@ def test_a_typo_is_reported_before_the_checks_it_broke() -> None:
         reg.info("needs").validate_options({"patern": "x"})
     with pytest.raises(ValueError, match="needs option 'pattern'"):
         reg.info("needs").validate_options({})
+
+
+def test_an_options_model_is_built_once_per_function_and_name() -> None:
+    def words(text: str, max_words: int = 3) -> bool:
+        return len(text.split()) <= max_words
+
+    first = options_model_for("words", words)
+    assert first is not None and options_model_for("words", words) is first
+    assert options_model_for("brief", words) is not first  # a model named for its checker
+    # a registry made again (every CLI command) reuses it and still checks the options
+    infos = []
+    for _ in range(2):
+        reg = Registry(autoload=False)
+        reg.add("words", words)
+        infos.append(reg.info("words"))
+    assert infos[0].options_model is infos[1].options_model is first
+    assert infos[1].validate_options({"max_words": "4"}) == {"max_words": 4}
+    with pytest.raises(ValueError, match="unknown option 'max_word'"):
+        infos[1].validate_options({"max_word": 4})
+
+
+def test_a_checker_that_cannot_be_weakly_referenced_gets_a_model_each_time() -> None:
+    class Slotted:
+        __slots__ = ()
+
+        def __call__(self, text: str, limit: int = 1) -> bool:
+            return len(text) <= limit
+
+    fn = Slotted()
+    model = options_model_for("slotted", fn)
+    assert model is not None and options_model_for("slotted", fn) is not model
+    reg = Registry(autoload=False)
+    reg.add("slotted", fn)
+    assert reg.info("slotted").validate_options({"limit": 2}) == {"limit": 2}
+    with pytest.raises(ValueError, match="unknown option 'limt'"):
+        reg.info("slotted").validate_options({"limt": 2})

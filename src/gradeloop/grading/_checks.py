@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import math
+import threading
 import typing
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,12 +126,32 @@ def _describe_option_error(
     return f"option {loc!r} of checker {info.name!r}: {msg} (got {err.get('input')!r})"
 
 
+# Built models by function and name: a registry loads its plugins again whenever it is
+# made anew (every CLI command, every MCP server), and building the model is most of it.
+_MODELS: weakref.WeakKeyDictionary[Any, dict[str, type[BaseModel] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+_MODELS_LOCK = threading.Lock()
+
+
 def options_model_for(name: str, fn: CheckerFn) -> type[BaseModel] | None:
-    """Build a strict pydantic model of ``fn``'s options from its signature.
+    """A strict pydantic model of ``fn``'s options, built from its signature.
 
     The first positional parameter is the draft text; every other parameter is an
     option. A checker that takes ``**kwargs`` accepts any option (returns None).
+    Built once per function and name while the function lives.
     """
+    try:
+        with _MODELS_LOCK:
+            known = _MODELS.setdefault(fn, {})
+    except TypeError:  # not weakly referenceable or not hashable: built every time
+        return _build_options_model(name, fn)
+    if name not in known:
+        known[name] = _build_options_model(name, fn)
+    return known[name]
+
+
+def _build_options_model(name: str, fn: CheckerFn) -> type[BaseModel] | None:
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
