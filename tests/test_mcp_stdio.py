@@ -14,6 +14,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,6 +56,7 @@ class Pipe:
             env=env,
             cwd=ROOT,
         )
+        self.pending = b""
         self.send(
             json.dumps(
                 {
@@ -79,10 +81,19 @@ class Pipe:
         self.proc.stdin.flush()
 
     def receive(self, timeout: float = 15) -> dict[str, Any]:
+        # Lines are split here, from raw reads: a buffered readline() may read two
+        # answers at once, and select() would then wait for the second in vain.
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        assert ready, "no answer: the client would wait forever"
-        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            left = max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.proc.stdout], [], [], left)
+            assert ready, "no answer: the client would wait forever"
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            assert chunk, "the server closed its output"
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        answer: dict[str, Any] = json.loads(line)
         return answer
 
     def close(self) -> None:
