@@ -87,14 +87,38 @@ def run_here(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", *QUIET, *args)
 
 
+#: Added to the project for the end-to-end test: each fresh pytest process (the
+#: recording run, each xdist worker) notes whether the SDK was imported by its end.
+PROBE = """
+import sys
+from pathlib import Path
+
+
+def pytest_sessionfinish(session):
+    name = getattr(session.config, "workerinput", {}).get("workerid", "main")
+    (Path(__file__).parent / f"sdk-{name}.txt").write_text(str("anthropic" in sys.modules))
+"""
+
+
+def sdk_imported(project: pytest.Pytester) -> dict[str, str]:
+    """What :data:`PROBE` noted per process (and forgets it for the next run)."""
+    notes = {}
+    for note in sorted(project.path.glob("sdk-*.txt")):
+        notes[note.stem.removeprefix("sdk-")] = note.read_text(encoding="utf-8")
+        note.unlink()
+    return notes
+
+
 def test_record_against_the_emulator_then_replay_offline(
     project: pytest.Pytester, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     emulator.responder = respond
     monkeypatch.setenv("ANTHROPIC_BASE_URL", emulator.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    (project.path / "conftest.py").write_text(PROBE, encoding="utf-8")
 
     recorded = run(project, "--gradeloop-record=new")
+    assert sdk_imported(project) == {"main": "True"}  # recording reaches the model: the SDK
     recorded.assert_outcomes(passed=3, failed=1)
     assert len(emulator.bodies) == 5  # 1 + 3 samples + 0 (code keys only) + 1
     folder = project.path / "tests" / "cassettes"
@@ -137,6 +161,10 @@ def test_record_against_the_emulator_then_replay_offline(
     # the same, across two xdist workers (processes of their own): the summary adds them up
     parallel = run_here(project, "-n", "2")
     parallel.assert_outcomes(passed=3, failed=1)
+    # each worker is a fresh interpreter (the in-process controller is not: it shares this
+    # process's SDK), and replaying needs no SDK: its import costs seconds of CPU
+    workers = {k: v for k, v in sdk_imported(project).items() if k != "main"}
+    assert workers == {"gw0": "False", "gw1": "False"}
     parallel.stdout.fnmatch_lines(["judge calls: 0 made, 5 replayed from cassettes*"])
 
     # a changed draft is a request nobody recorded: a clear failure naming it

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 import anthropic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradeloop.grading._rubric import Criterion
 from gradeloop.grading._verdict import Verdict, accepted
+from gradeloop.models._strict_schema import strict_schema
 from gradeloop.models._wire import WireError, extract_json, looks_like_json, wire_spec
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator
@@ -134,6 +138,72 @@ def test_the_schema_equals_what_parse_output_format_sends(emulator: Emulator) ->
         messages=[{"role": "user", "content": "x"}],
     )
     assert emulator.bodies[0]["output_config"] == spec.output_config()
+
+
+# -- the structured-output transform, without the SDK (replaying needs no SDK) ---------
+
+# keys as rubrics allow them: letters, digits, '_' and '-', names that shadow pydantic's
+KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,11}", fullmatch=True) | st.sampled_from(
+    ["model_config", "schema", "json", "copy", "dict", "fields"]
+)
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.tuples(KEYS, st.sampled_from(["pass_fail", "score"])),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda pair: pair[0],
+    ),
+    st.booleans(),
+)
+def test_the_judge_schema_is_the_sdks_transform_for_every_shape(
+    shape: list[tuple[str, str]], feedback: bool
+) -> None:
+    criteria = [
+        Criterion(key=key, description="d", scale=scale)  # type: ignore[arg-type]
+        for key, scale in shape
+    ]
+    raw = wire_spec(criteria, feedback=feedback).model.model_json_schema()
+    assert strict_schema(raw) == anthropic.transform_schema(raw)
+    assert wire_spec(criteria, feedback=feedback).schema == anthropic.transform_schema(raw)
+
+
+OTHER_SCHEMAS: list[dict[str, Any]] = [
+    {"type": "integer", "minimum": 1, "maximum": 10, "description": "A number"},
+    {"type": "integer", "minimum": 1},
+    {"type": "string", "format": "email"},
+    {"type": "string", "format": "phone"},
+    {"type": "string", "pattern": "^a"},
+    {"type": "array", "items": {"type": "string"}, "minItems": 0},
+    {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 3},
+    {"type": "array", "minItems": 2},
+    {"enum": ["a", 1, None], "type": "string", "title": "E"},
+    {"enum": [{"x": 1}], "type": "object"},
+    {"const": "x", "description": "only x"},
+    {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+    {"oneOf": [{"type": "integer"}, {"type": "boolean"}]},
+    {"allOf": [{"$ref": "#/$defs/A"}], "$defs": {"A": {"type": "object"}}},
+    {"$ref": "#/$defs/A", "$defs": {"A": {"type": "object", "properties": {}}}},
+    {"type": "object", "properties": {"a": {"type": "null"}}, "additionalProperties": True},
+    {"type": "object", "required": ("a",), "properties": {"a": {"type": "string"}}},
+]
+
+
+@pytest.mark.parametrize("schema", OTHER_SCHEMAS)
+def test_other_schemas_transform_as_the_sdks(schema: dict[str, Any]) -> None:
+    before = copy.deepcopy(schema)
+    assert strict_schema(schema) == anthropic.transform_schema(schema)
+    assert schema == before  # the input is left as it was
+
+
+@pytest.mark.parametrize("schema", [{}, {"description": "no type"}, {"enum": []}])
+def test_a_schema_without_a_type_is_refused_as_by_the_sdk(schema: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="Schema must have"):
+        anthropic.transform_schema(schema)
+    with pytest.raises(ValueError, match="needs a 'type'"):
+        strict_schema(schema)
 
 
 # -- reading replies --------------------------------------------------------------------

@@ -10,14 +10,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import ssl
+import sys
 import threading
 import weakref
-from typing import Any
-
-import anthropic
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from ._pacing import apace
+
+if TYPE_CHECKING:  # the SDK is imported when a twin is built: replaying needs none
+    import anthropic
 
 __all__ = ["AsyncTwin", "async_twin"]
 
@@ -26,6 +27,8 @@ def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnth
     """An ``AsyncAnthropic`` with ``client``'s credentials, URL, retries, timeout and
     default headers and query, and gradeloop's pacing middleware (a custom
     ``http_client`` or the sync client's own middleware is not copied)."""
+    import anthropic
+
     kwargs: dict[str, Any] = {
         "base_url": client.base_url,
         "max_retries": client.max_retries,
@@ -49,6 +52,8 @@ def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnth
 
 @functools.lru_cache(maxsize=1)
 def _tls() -> ssl.SSLContext:
+    import httpx2
+
     return httpx2.create_ssl_context()
 
 
@@ -71,7 +76,8 @@ class AsyncTwin:
         """The async client for the running loop (built on first use), or None."""
         if self._given is not None:
             return self._given
-        if not isinstance(self._client, anthropic.Anthropic):
+        sdk = sys.modules.get("anthropic")  # not imported: the client cannot be the SDK's
+        if sdk is None or not isinstance(self._client, sdk.Anthropic):
             return None
         loop = asyncio.get_running_loop()
         with self._lock:

@@ -9,11 +9,13 @@ current models from the SDK's model list that the SDK does not flag as deprecate
 from __future__ import annotations
 
 import os
-
-import anthropic
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ._pacing import pace
+
+if TYPE_CHECKING:  # the SDK is imported when a client is built: replaying needs none
+    import anthropic
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -72,6 +74,8 @@ def make_client(
         if base is None:
             raise ConfigError(_NO_CREDENTIALS)
         key = LOCAL_SERVER_KEY
+    import anthropic
+
     retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
     # The pacing middleware lets grade_many slow a whole batch down on 429/529.
     middleware = [pace]

@@ -16,8 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-import anthropic
-
 from ..errors import JudgeError, NotAnAnswer
 from ..grading._rubric import Criterion
 from ..grading._samples import SampledVerdict, combine, doubtful_keys
@@ -381,6 +379,8 @@ class AnthropicJudge(Metered):
         key, hit = self._lookup(step, request)
         if hit is not None:
             return hit
+        import anthropic  # only here: a replayed (cached) reply needs no SDK
+
         started = time.perf_counter()
         try:
             reply = self.client.messages.parse(**request)
@@ -395,6 +395,8 @@ class AnthropicJudge(Metered):
         key, hit = self._lookup(step, request)
         if hit is not None:
             return hit
+        import anthropic  # only here: a replayed (cached) reply needs no SDK
+
         started = time.perf_counter()
         aclient = self._async.client()
         try:

@@ -1,10 +1,10 @@
 """The judge's wire schema, built per set of criteria, and its conversion to a Verdict.
 
-Why not send :class:`~gradeloop.Verdict` itself: the SDK's structured-output
-transform marks every object ``additionalProperties: false``, so a
-``dict[str, bool]`` field becomes an object with no properties whose only valid
-value is ``{}`` - and an empty ``criteria_met`` never passes the gate. So each
-criteria set gets its own model with one *named, required* property per key::
+Why not send :class:`~gradeloop.Verdict` itself: the structured-output transform
+(:mod:`._strict_schema`, the SDK's) marks every object ``additionalProperties:
+false``, so a ``dict[str, bool]`` field becomes an object with no properties whose
+only valid value is ``{}`` - and an empty ``criteria_met`` never passes the gate. So
+each criteria set gets its own model with one *named, required* property per key::
 
     reasoning     str                       evidence first, before any verdict
     scores        {key: int, ...}           scored keys (only if there are any)
@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anthropic
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..grading._rubric import Criterion
 from ..grading._strict import SCORE_MAX, SCORE_MIN, WireError, strict_json, strict_verdict
 from ..grading._verdict import Verdict
+from ._strict_schema import strict_schema
 
 __all__ = ["WireError", "WireSpec", "extract_json", "looks_like_json", "wire_spec"]
 
@@ -92,7 +92,7 @@ def wire_spec(criteria: Sequence[Criterion], *, feedback: bool = False) -> WireS
 def _schema_json(shape: tuple[tuple[str, str], ...], feedback: bool) -> str:
     """The transformed JSON Schema of a shape, built once: generating it is the most
     expensive step of a judge request (about a millisecond)."""
-    return json.dumps(anthropic.transform_schema(_build_model(shape, feedback).model_json_schema()))
+    return json.dumps(strict_schema(_build_model(shape, feedback).model_json_schema()))
 
 
 @functools.lru_cache(maxsize=256)
