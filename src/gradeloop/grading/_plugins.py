@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from ..errors import PluginError, RubricError
+from ._entry_points import gradeloop_entry_points
 
 __all__ = [
     "capturing",
@@ -43,8 +44,6 @@ __all__ = [
     "load_rubric_plugins",
     "resolve_spec",
 ]
-
-ENTRY_POINT_GROUP = "gradeloop"
 
 # While a user's module is being imported, its @checker decorators land here instead
 # of in the process-wide registry, so they can be given to whichever registry asked.
@@ -136,7 +135,7 @@ def load_plugin(
 def _entry_point(spec: str) -> metadata.EntryPoint | None:
     if is_path(spec):
         return None
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for ep in gradeloop_entry_points():
         if ep.name == spec:
             return ep
     return None

@@ -31,9 +31,9 @@ from .. import hookspecs
 from ..errors import CheckerConflictError, PluginError, UnknownCheckerError
 from ._checks import CheckerFn, CheckerInfo, options_model_for
 from ._context import takes_context
+from ._entry_points import gradeloop_entry_points
 from ._plugins import capturing, env_plugins, load_plugin
 
-ENTRY_POINT_GROUP = "gradeloop"
 IN_PROCESS = "<in-process>"
 
 hookimpl = pluggy.HookimplMarker("gradeloop")
@@ -106,7 +106,7 @@ class Registry:
             )
             allow = self._allow if self._allow is not None else _env_list("GRADELOOP_PLUGINS")
             block = self._block if self._block is not None else _env_list("GRADELOOP_BLOCK_PLUGINS")
-            points = list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+            points = gradeloop_entry_points()
             for ep in points:
                 if ep.name in block or (not autoload and ep.name not in allow):
                     continue
