@@ -33,9 +33,12 @@ import sys
 from gradeloop import Rubric
 from gradeloop.grading._shadow import judge_request
 from gradeloop.migration._key_cost import request_size
+from gradeloop.models._client import make_client
 rubric = Rubric.from_dict({"criteria": [{"key": "tone", "description": "Warm."}]})
 request_size(judge_request(rubric))
-print("exit", 0, "anthropic" in sys.modules)
+sized = "anthropic" in sys.modules
+make_client(base_url="http://127.0.0.1:9")
+print("exit", 0, sized, "anthropic" in sys.modules)
 """
 
 
@@ -64,6 +67,9 @@ def test_compare_on_a_code_only_rubric_does_not_import_the_sdk(
     assert fresh(RUN, *args, *(["--json"] if as_json else []), cwd=tmp_path) == "exit 0 False"
 
 
-def test_sizing_a_judge_request_does_import_it(tmp_path: Path) -> None:
-    # the twin: the check above would see the SDK if anything loaded it
-    assert fresh(SIZE_OF_A_JUDGE_REQUEST, cwd=tmp_path) == "exit 0 True"
+def test_sizing_a_judge_request_does_not_import_it_but_building_a_client_does(
+    tmp_path: Path,
+) -> None:
+    # the wire schema is gradeloop's own, so even a judge request is sized without the
+    # SDK; the twin: the check above would see the SDK once anything loaded it
+    assert fresh(SIZE_OF_A_JUDGE_REQUEST, cwd=tmp_path) == "exit 0 False True"
