@@ -7,6 +7,7 @@ is not to the loopback interface turned into a test failure.
 
 from __future__ import annotations
 
+import itertools
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,11 +61,22 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "create_connection", _guarded_create_connection)
 
 
+_HOME_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def _homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Every test's home goes in this one folder. tmp_path_factory.mktemp lists its whole
+    # parent folder to find the next free number, so a home per test beside the tests'
+    # own tmp_path folders made each new folder slower than the last: quadratic, about
+    # 2 s of CPU per xdist worker, and every tmp_path after paid for the homes too.
+    return tmp_path_factory.mktemp("gradeloop-homes")
+
+
 @pytest.fixture(autouse=True)
-def gradeloop_home(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("gradeloop-home")
+def gradeloop_home(_homes: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = _homes / str(next(_HOME_NUMBERS))
+    home.mkdir()
     monkeypatch.setenv("GRADELOOP_HOME", str(home))
     for var in (
         "ANTHROPIC_API_KEY",
