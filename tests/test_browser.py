@@ -136,11 +136,24 @@ def by_css(driver: Any, selector: str) -> list[Any]:
 def click_and_wait(driver: Any, element: Any, clickable: Any) -> None:
     """Click ``clickable`` and wait until the page holding ``element`` is gone
     (a form submit or a link returns before the next page has loaded)."""
-    from selenium.webdriver.support import expected_conditions
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    def gone(_: Any) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            # mid-navigation, Chromium may report the same thing as an inspector error
+            # (selenium's staleness_of let it through: a failure under load)
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
     clickable.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(element))
+    WebDriverWait(driver, 30).until(gone)
     WebDriverWait(driver, 30).until(
         lambda d: d.execute_script("return document.readyState") == "complete"
     )
