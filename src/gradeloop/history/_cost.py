@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from ._rollup import totals_trigger
+
 __all__ = ["CostRecords", "cost_migration"]
 
 # A record keeps its ``usage`` whole, or (packed, see history/_view.py) only the
@@ -43,21 +45,6 @@ _SHARES = {
         " AND coalesce(R.passed, 0) != 0 THEN 1 ELSE 0 END"
     ),
 }
-
-
-def _trigger(event: str, *, add: str | None, remove: str | None) -> str:
-    changes = []
-    for name, share in _SHARES.items():
-        expr = name
-        if add is not None:
-            expr += f" + ({share.replace('R.', add + '.')})"
-        if remove is not None:
-            expr += f" - ({share.replace('R.', remove + '.')})"
-        changes.append(f"{name} = {expr}")
-    return (
-        f"CREATE TRIGGER cost_totals_on_{event.lower()} AFTER {event} ON loops BEGIN "
-        f"UPDATE cost_totals SET {', '.join(changes)} WHERE id = 1; END"
-    )
 
 
 def cost_migration() -> tuple[str, ...]:
@@ -91,9 +78,9 @@ def cost_migration() -> tuple[str, ...]:
             WHERE loop_id = NEW.loop_id;
         END
         """,
-        _trigger("INSERT", add="NEW", remove=None),
-        _trigger("UPDATE", add="NEW", remove="OLD"),
-        _trigger("DELETE", add=None, remove="OLD"),
+        totals_trigger("cost_totals", _SHARES, "INSERT", add="NEW", remove=None),
+        totals_trigger("cost_totals", _SHARES, "UPDATE", add="NEW", remove="OLD"),
+        totals_trigger("cost_totals", _SHARES, "DELETE", add=None, remove="OLD"),
     )
 
 

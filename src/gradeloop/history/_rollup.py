@@ -26,7 +26,9 @@ subtracting floats: it may differ from a fresh sum in the last few bits.
 
 from __future__ import annotations
 
-__all__ = ["CONTRIBUTIONS", "TOTALS", "rollup_migration"]
+from collections.abc import Mapping
+
+__all__ = ["CONTRIBUTIONS", "TOTALS", "rollup_migration", "totals_trigger"]
 
 # What one ``loops`` row (aliased R) adds to each total, as SQL over its columns.
 _FINISHED = "R.finished_at IS NOT NULL"
@@ -55,18 +57,26 @@ def _share(alias: str, name: str) -> str:
     return CONTRIBUTIONS[name].replace("R.", f"{alias}.")
 
 
-def _totals_trigger(event: str, *, add: str | None, remove: str | None) -> str:
+def totals_trigger(
+    table: str, shares: Mapping[str, str], event: str, *, add: str | None, remove: str | None
+) -> str:
+    """A trigger on ``loops`` keeping ``table``'s one row of running totals.
+
+    ``shares`` maps each total's column to a loop row's share of it, written over
+    the row alias ``R.``; ``add``/``remove`` are the rows (NEW, OLD) the event adds
+    and removes.
+    """
     changes = []
-    for name in TOTALS:
+    for name, share in shares.items():
         expr = name
         if add is not None:
-            expr += f" + ({_share(add, name)})"
+            expr += f" + ({share.replace('R.', add + '.')})"
         if remove is not None:
-            expr += f" - ({_share(remove, name)})"
+            expr += f" - ({share.replace('R.', remove + '.')})"
         changes.append(f"{name} = {expr}")
     return (
-        f"CREATE TRIGGER loop_totals_on_{event.lower()} AFTER {event} ON loops BEGIN "
-        f"UPDATE loop_totals SET {', '.join(changes)} WHERE id = 1; END"
+        f"CREATE TRIGGER {table}_on_{event.lower()} AFTER {event} ON loops BEGIN "
+        f"UPDATE {table} SET {', '.join(changes)} WHERE id = 1; END"
     )
 
 
@@ -174,9 +184,9 @@ def rollup_migration() -> tuple[str, ...]:
         + ")",
         f"INSERT INTO loop_totals SELECT 1, {sums} FROM loops",
         _ITERATION_TRIGGER,
-        _totals_trigger("INSERT", add="NEW", remove=None),
-        _totals_trigger("UPDATE", add="NEW", remove="OLD"),
-        _totals_trigger("DELETE", add=None, remove="OLD"),
+        totals_trigger("loop_totals", CONTRIBUTIONS, "INSERT", add="NEW", remove=None),
+        totals_trigger("loop_totals", CONTRIBUTIONS, "UPDATE", add="NEW", remove="OLD"),
+        totals_trigger("loop_totals", CONTRIBUTIONS, "DELETE", add=None, remove="OLD"),
         # shadow outcomes are read (and cascade-deleted) by loop
         "CREATE INDEX shadow_results_by_loop ON shadow_results (loop_id)",
         """
