@@ -24,6 +24,7 @@ from ._aclient import AsyncTwin
 from ._client import describe_api_error, judge_model, make_client
 from ._digest import request_digest
 from ._prompts import judge_system, judge_user, repair_request
+from ._raw import apost_message, post_message, raw_client
 from ._reply import FINISHED, UNREADABLE, first_text, unreadable
 from ._usage import CallKind, CallRecord, Metered, Usage
 from ._wire import WireError, WireSpec, looks_like_json, wire_spec
@@ -86,7 +87,12 @@ _Flow = Generator[_Step, _Answer, Verdict]
 
 
 class AnthropicJudge(Metered):
-    """Judges a draft against judge-filled criteria through ``client.messages.parse``.
+    """Judges a draft against judge-filled criteria, one Messages-API request each.
+
+    The SDK's own client (``anthropic.Anthropic``) is sent the request through its raw
+    path, ``client.post`` (retries, headers and typed errors are still the SDK's), and
+    the reply's JSON is read without building the SDK's models (:mod:`._raw`); any
+    other client (a fake, a replaying cassette) is asked through ``messages.parse``.
 
     Each evaluation is a fresh context: one user message holding only the task and
     the draft (tagged as data); the instructions and criteria are one system text
@@ -382,8 +388,12 @@ class AnthropicJudge(Metered):
         import anthropic  # only here: a replayed (cached) reply needs no SDK
 
         started = time.perf_counter()
+        reply: Any
         try:
-            reply = self.client.messages.parse(**request)
+            if raw_client(self.client):  # the SDK's own: its HTTP path, our reading
+                reply = post_message(self.client, request)
+            else:
+                reply = self.client.messages.parse(**request)
         except anthropic.APIError as exc:
             raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
@@ -399,9 +409,12 @@ class AnthropicJudge(Metered):
 
         started = time.perf_counter()
         aclient = self._async.client()
+        reply: Any
         try:
             if aclient is None:  # not the SDK's client: run the sync call off the loop
                 reply = await asyncio.to_thread(lambda: self.client.messages.parse(**request))
+            elif raw_client(aclient):
+                reply = await apost_message(aclient, request)
             else:
                 reply = await aclient.messages.parse(**request)
         except anthropic.APIError as exc:
