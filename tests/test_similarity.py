@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gradeloop.loop import _similarity
 from gradeloop.loop._similarity import DEFAULT_SIMILARITY, EXACT_UP_TO, similar, similarity
 
 TEXT = " ".join(f"word{i}" for i in range(400))
@@ -133,3 +134,40 @@ def test_a_round_on_a_4_mb_draft_is_checked_quickly() -> None:
     start = time.process_time()
     assert similar(first, second)
     assert time.process_time() - start < 0.8
+
+
+_TEXT_CHARS = st.sampled_from(
+    ["a", "B", "Σ", "ς", "İ", ".", " ", "\n", "\t", "\x1c", "\u2028", "\xa0"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_TEXT_CHARS, max_size=60).map("".join),
+    st.integers(1, 9),
+    st.sampled_from([1, 2, 3, 10**6]),
+)
+def test_a_draft_read_in_pieces_has_the_profile_of_the_whole(
+    text: str, piece: int, exact_up_to: int
+) -> None:
+    # Long drafts are lowered, split and hashed a piece at a time (cut at whitespace)
+    # and sampled as they go; the profile must be the one of the whole text at once.
+    whole = _similarity._profile.__wrapped__  # type: ignore[attr-defined]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_similarity, "EXACT_UP_TO", exact_up_to)
+        expected = _definition_profile(text, exact_up_to)
+        mp.setattr(_similarity, "PIECE", piece)
+        assert whole(text) == expected
+
+
+def _definition_profile(text: str, exact_up_to: int) -> _similarity._Profile:
+    words = text.lower().split()
+    pairs = itertools.pairwise(words) if len(words) != 1 else [(words[0], "")]
+    keys = [hash(pair) for pair in pairs]
+    step = 1
+    while len(keys) > exact_up_to * step:
+        step *= 2
+    kept = [k for k in keys if k % step == 0]
+    counts = Counter(kept)
+    repeated = tuple(k for k, c in counts.items() if c > 1)
+    return _similarity._Profile(counts, len(kept), len(keys), step, repeated)

@@ -22,7 +22,9 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 DEFAULT_SIMILARITY = 0.95
@@ -51,19 +53,54 @@ class _Profile:
 # of the round before: remembering the last few profiles halves the work a round.
 @functools.lru_cache(maxsize=4)
 def _profile(text: str) -> _Profile:
-    words = text.lower().split()
-    pairs = itertools.pairwise(words) if len(words) != 1 else [(words[0], "")]
-    keys = list(map(hash, pairs))
-    step = 1
-    while len(keys) > EXACT_UP_TO * step:
-        step *= 2
-    return _make(keys, len(keys), step)
+    keys: list[int] = []
+    total, step, last = 0, 1, ""
+    for words in _word_chunks(text):
+        if last:  # the pair that straddles two pieces
+            words.insert(0, last)
+        last = words[-1]
+        fresh = list(map(hash, itertools.pairwise(words)))
+        total += len(fresh)
+        if step > 1:
+            fresh = _multiples(fresh, step)
+        keys += fresh
+        while total > EXACT_UP_TO * step:  # a finer sample already holds the coarser one
+            step *= 2
+            keys = _multiples(keys, step)
+    if not total and last:  # a single word counts as one bigram
+        keys, total = [hash((last, ""))], 1
+    return _make(keys, total, step)
+
+
+# A draft is lowered, split and hashed a piece at a time: the pieces' words die before
+# the next piece is read, so a 4 MB draft never holds 700,000 word objects at once
+# (their allocation outgrew the caches and made the largest drafts super-linear).
+PIECE = 1 << 16
+_SPACE = re.compile(r"\s")
+
+
+def _word_chunks(text: str) -> Iterator[list[str]]:
+    """The lower-cased words of ``text``, in lists cut only at whitespace."""
+    start, end = 0, len(text)
+    while start < end:
+        cut = start + PIECE
+        if cut < end:
+            space = _SPACE.search(text, cut)
+            cut = space.start() if space else end
+        words = text[start:cut].lower().split()
+        if words:
+            yield words
+        start = cut
+
+
+def _multiples(keys: list[int], step: int) -> list[int]:
+    """The keys divisible by ``step``, picked out in C."""
+    remainders = map(operator.mod, keys, itertools.repeat(step))
+    return list(itertools.compress(keys, map(operator.not_, remainders)))
 
 
 def _make(keys: list[int], total: int, step: int) -> _Profile:
-    if step > 1:  # keep the multiples of step, picked out in C
-        remainders = map(operator.mod, keys, itertools.repeat(step))
-        keys = list(itertools.compress(keys, map(operator.not_, remainders)))
+    """The profile of ``keys``, already sampled at ``step``."""
     counts = Counter(keys)
     repeated: tuple[int, ...] = ()
     if len(counts) < len(keys):
@@ -76,7 +113,7 @@ def _coarser(p: _Profile, step: int) -> _Profile:
     """``p`` sampled at ``step`` (a multiple of its own step)."""
     if p.step == step:
         return p
-    return _make(list(p.counts.elements()), p.total, step)
+    return _make(_multiples(list(p.counts.elements()), step), p.total, step)
 
 
 def _shared(pa: _Profile, pb: _Profile) -> int:
