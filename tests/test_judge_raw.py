@@ -160,3 +160,14 @@ def test_read_message_refuses_what_is_not_a_message(body: bytes) -> None:
 def test_read_message_is_lenient_about_the_envelope_like_the_sdk() -> None:
     reply = read_message(b'{"stop_reason": "end_turn", "content": "not a list", "usage": 5}')
     assert reply.content == () and reply.usage is None and reply.model is None
+
+
+def test_a_body_plain_json_cannot_hold_is_left_to_the_sdks_encoder(emulator: Emulator) -> None:
+    from datetime import datetime
+
+    emulator.enqueue(verdict_reply(GOOD), verdict_reply(GOOD))
+    when = datetime(2026, 1, 2, 3, 4, 5)
+    AnthropicJudge(client=emulator.client(), extra_body={"when": when}).evaluate("t", "d", CRITERIA)
+    AnthropicJudge(client=emulator.client(), extra_body={"n": 1}).evaluate("t", "d", CRITERIA)
+    assert emulator.bodies[0]["when"] == "2026-01-02T03:04:05"
+    assert emulator.bodies[1]["n"] == 1

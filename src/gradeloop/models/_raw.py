@@ -109,16 +109,27 @@ def _body_and_options(client: Any, request: Mapping[str, Any]) -> tuple[dict[str
     return body, options
 
 
+def _payload(body: dict[str, Any]) -> dict[str, Any]:
+    """``client.post`` arguments for ``body``: serialized here as the SDK serializes it
+    (compact UTF-8 JSON), which spares the SDK's deep copy of the body; a value plain
+    JSON cannot hold (a datetime in ``extra_body``) is left to the SDK's encoder."""
+    try:
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return {"body": body}
+    return {"content": text.encode()}
+
+
 def post_message(client: Any, request: Mapping[str, Any]) -> RawReply:
     """Send ``request`` (``messages.parse`` keyword arguments) through the sync SDK
     ``client``'s own HTTP path; the SDK's errors propagate."""
     body, options = _body_and_options(client, request)
-    data = client.post(_PATH, body=body, options=options, cast_to=bytes)
+    data = client.post(_PATH, **_payload(body), options=options, cast_to=bytes)
     return read_message(data)
 
 
 async def apost_message(client: Any, request: Mapping[str, Any]) -> RawReply:
     """:func:`post_message` on an ``AsyncAnthropic`` client."""
     body, options = _body_and_options(client, request)
-    data = await client.post(_PATH, body=body, options=options, cast_to=bytes)
+    data = await client.post(_PATH, **_payload(body), options=options, cast_to=bytes)
     return read_message(data)
