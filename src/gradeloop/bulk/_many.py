@@ -11,7 +11,9 @@ exception. Code checkers run in worker threads, off the event loop.
 its sync client in those worker threads when that client carries the pacing middleware
 (every client gradeloop builds does): the same request, reading and failure typing as
 ``aevaluate``, but the SDK's async HTTP stack took about twice the wall time at 32
-requests in flight (benchmarks/README.md). :func:`agrade_many` awaits ``aevaluate``.
+requests in flight (benchmarks/README.md). Such a draft is graded whole (checkers,
+request, merge) in one worker thread, as :func:`~gradeloop.grade` grades it.
+:func:`agrade_many` awaits ``aevaluate``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..grading._grade import (
     GradePlan,
     Judge,
     _ask_judge,
-    _JudgeAnswer,
+    finish_grade,
     merge,
     plan_grade,
 )
@@ -208,6 +210,12 @@ async def _grade_one(
     skip_judge: bool,
     registry: Registry | None,
 ) -> Evaluation:
+    if _SDK_IN_THREADS.get() and _sdk_judge(judge):
+        # one hop per draft: each hand-over between the event loop and a worker waits
+        # for the GIL, which 32 threads in flight keep busy
+        return await asyncio.to_thread(
+            _grade_sync, item, rubric, judge, pacer, skip_judge, registry
+        )
     with judge_calls() as calls:
         plan = await asyncio.to_thread(
             plan_grade,
@@ -221,10 +229,7 @@ async def _grade_one(
             metadata=item.metadata,
         )
         try:
-            if _SDK_IN_THREADS.get() and _sdk_judge(judge):
-                answer = await asyncio.to_thread(_ask_sync, plan, judge)
-            else:
-                answer = await ask_judge_async(plan, judge)
+            answer = await ask_judge_async(plan, judge)
         except JudgeError as exc:
             _report_throttle(exc, pacer)
             return failed_evaluation(plan, f"{exc.reason}: {exc}", tuple(calls))
@@ -245,11 +250,37 @@ def _sdk_judge(judge: Judge | None) -> bool:
     return pace in tuple(getattr(judge.client, "middleware", None) or ())
 
 
-def _ask_sync(plan: GradePlan, judge: Judge | None) -> _JudgeAnswer | None:
-    """The judge's answer for ``plan`` as grade() gets it (None when not asked)."""
-    if not plan.asked:
-        return None
-    return _ask_judge(judge, plan.task, plan.draft, plan.asked, plan.rubric)
+def _grade_sync(
+    item: Item,
+    rubric: Rubric,
+    judge: Judge | None,
+    pacer: Pacer,
+    skip_judge: bool,
+    registry: Registry | None,
+) -> Evaluation:
+    """One draft graded as grade() grades it, in the calling (worker) thread; a judge
+    failure is the draft's failed evaluation."""
+    with judge_calls() as calls:
+        plan = plan_grade(
+            item.draft,
+            rubric,
+            task=item.task,
+            judge=judge,
+            skip_judge=skip_judge,
+            registry=registry,
+            reference=item.reference,
+            metadata=item.metadata,
+        )
+        try:
+            answer = (
+                _ask_judge(judge, plan.task, plan.draft, plan.asked, plan.rubric)
+                if plan.asked
+                else None
+            )
+        except JudgeError as exc:
+            _report_throttle(exc, pacer)
+            return failed_evaluation(plan, f"{exc.reason}: {exc}", tuple(calls))
+    return finish_grade(plan, answer, tuple(calls))
 
 
 def failed_evaluation(plan: GradePlan, error: str, calls: tuple[Any, ...] = ()) -> Evaluation:
