@@ -20,7 +20,7 @@ from ._pacing import apace
 if TYPE_CHECKING:  # the SDK is imported when a twin is built: replaying needs none
     import anthropic
 
-__all__ = ["AsyncTwin", "async_twin"]
+__all__ = ["AsyncTwin", "async_twin", "tls_context"]
 
 
 def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnthropic:
@@ -38,7 +38,7 @@ def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnth
         "middleware": [apace],
         # one TLS context for every twin: loading the CA bundle takes ~0.1 s, paid
         # otherwise by each event loop (each grade_many call) that builds a twin
-        "http_client": anthropic.DefaultAsyncHttpxClient(verify=_tls()),
+        "http_client": anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
         **extra,
     }
     if client.api_key:
@@ -51,7 +51,8 @@ def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnth
 
 
 @functools.lru_cache(maxsize=1)
-def _tls() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certificates as httpx finds them), built once."""
     import httpx2
 
     return httpx2.create_ssl_context()

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ._aclient import tls_context
 from ._pacing import pace
 
 if TYPE_CHECKING:  # the SDK is imported when a client is built: replaying needs none
@@ -65,7 +66,9 @@ def make_client(
     key, because local servers need none. With neither a key nor a base URL this
     raises :class:`~gradeloop.errors.ConfigError` saying how to fix it. The client
     carries gradeloop's pacing middleware (a pass-through outside
-    :func:`gradeloop.grade_many`).
+    :func:`gradeloop.grade_many`), and its httpx client sends over a lean
+    ``http.client`` transport (:mod:`._transport`; httpx's own when the environment
+    sets a proxy).
     """
     base = base_url or _env("ANTHROPIC_BASE_URL")
     key = api_key or _env("ANTHROPIC_API_KEY")
@@ -76,15 +79,26 @@ def make_client(
         key = LOCAL_SERVER_KEY
     import anthropic
 
+    from ._transport import lean_http_client  # imports httpx: only once a client is built
+
     retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
     # The pacing middleware lets grade_many slow a whole batch down on 429/529.
     middleware = [pace]
+    http_client = lean_http_client(tls_context())
     if token is not None:
         return anthropic.Anthropic(
-            auth_token=token, base_url=base, max_retries=retries, middleware=middleware
+            auth_token=token,
+            base_url=base,
+            max_retries=retries,
+            middleware=middleware,
+            http_client=http_client,
         )
     return anthropic.Anthropic(
-        api_key=key, base_url=base, max_retries=retries, middleware=middleware
+        api_key=key,
+        base_url=base,
+        max_retries=retries,
+        middleware=middleware,
+        http_client=http_client,
     )
 
 
