@@ -25,17 +25,40 @@ from ._stdlib import (
 
 def import_problem(imp: Import, target: int, allow: tuple[str, ...]) -> str | None:
     """Why ``imp`` fails on Python ``3.<target>`` with ``allow`` installed, or None."""
+    _, module, level, guarded, names = imp
+    if len(names) > _CACHED_NAMES:
+        return _problem(module, level, guarded, names, target, allow)
+    return _cached_problem(module, level, guarded, names, target, allow)
+
+
+# The verdict depends on the import's text alone, and drafts import the same few
+# modules again and again: one cached lookup per import. An import of many names is
+# not kept (a cache entry holds its names).
+_CACHED_NAMES = 16
+
+
+def _problem(
+    module: str,
+    level: int,
+    guarded: bool,
+    names: tuple[str, ...],
+    target: int,
+    allow: tuple[str, ...],
+) -> str | None:
     if (
-        imp.module == "typing_extensions"
-        and imp.names
-        and not (imp.guarded or imp.level)
+        module == "typing_extensions"
+        and names
+        and not (guarded or level)
         and "typing_extensions" not in allow
     ):
-        return _typing_extensions(imp.names, target)
-    problem = _import_problem(imp.module, imp.level, imp.guarded, target, allow)
-    if problem or imp.level or imp.guarded or not imp.names:
+        return _typing_extensions(names, target)
+    problem = _import_problem(module, level, guarded, target, allow)
+    if problem or level or guarded or not names:
         return problem
-    return _submodules(imp.module, imp.names, target)
+    return _submodules(module, names, target)
+
+
+_cached_problem = functools.lru_cache(maxsize=4096)(_problem)
 
 
 def _absence(span: Span, target: int) -> str:

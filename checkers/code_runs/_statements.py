@@ -17,13 +17,16 @@ full walk on every rule's cases and on random code.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from . import _compile
+from . import _names as names
 from . import _rules as rules
 from ._bindings import parameter_names
-from ._state import ASYNC, FUNC, GUARDED, LOCAL, Import, ScanState
+from ._state import ASYNC, CLASS, FUNC, GUARDED, LOCAL, Import, ScanState
+from ._stdlib import name_table
 
 Handler = Callable[[Any, Any, int], bool]
 
@@ -32,16 +35,19 @@ _BODIES_OF: dict[type, tuple[str, ...]] = {}
 _LEAVES = frozenset({ast.Pass, ast.Raise, ast.Assert, ast.Delete})
 _RETURN_OUTSIDE = "has 'return' outside a function, so Python cannot compile the block"
 _new_import = tuple.__new__
+_TYPE_PARAMS = sys.version_info >= (3, 12)  # 'def f[T]()' has a field for them from 3.12
 
 
 def walk(scan: ScanState, body: list[ast.stmt], handlers: dict[type, Handler]) -> None:
-    """Visit the statements of ``body`` and everything they hold, in the scan's order.
+    """Visit the statements of ``body`` and everything they hold.
 
-    ``handlers`` are the scan's statement handlers for its target; the nodes wait
-    in frames (one list per set of flags) exactly as in the full walk.
+    ``handlers`` are the scan's statement handlers for its target; the statement
+    lists wait in frames (one list per set of flags) as in the full walk, but each
+    is read in order, not popped from a copy: the order of the visits cannot change
+    what a statements-only walk finds (findings and imports are sorted by line).
     """
     frames: list[tuple[int, list[Any]]] = scan._frames  # type: ignore[attr-defined]
-    frames.append((0, body.copy()))
+    frames.append((0, body))
     target, imports, bindings = scan.target, scan.imports, scan.bindings
     assign_t, expr_t, return_t, import_t, if_t = (
         ast.Assign,
@@ -56,12 +62,12 @@ def walk(scan: ScanState, body: list[ast.stmt], handlers: dict[type, Handler]) -
         ast.Name,
         ast.Starred,
     )
+    import_from_t, compare_t, attribute_t = ast.ImportFrom, ast.Compare, ast.Attribute
+    spans = name_table().spans
     leaves = _LEAVES
     while frames:
         flags, stack = frames.pop()
-        pop, extend = stack.pop, stack.extend
-        while stack:
-            node = pop()
+        for node in stack:
             kind = type(node)
             if kind is assign_t:
                 targets = node.targets
@@ -92,21 +98,59 @@ def walk(scan: ScanState, body: list[ast.stmt], handlers: dict[type, Handler]) -
                         bindings[top] = top
                 continue
             if kind is def_t or kind is async_def_t:
-                if _plain_function(node, target):
-                    if _repeats_a_parameter(node.args):
+                # A plain def, which only its parameters can fault: no decorator rule
+                # (below 3.9), no '*args: *Ts', no '[T]' (inlined: most blocks are defs).
+                args = node.args
+                vararg = args.vararg
+                if (
+                    not (target < 9 and node.decorator_list)
+                    and (vararg is None or type(vararg.annotation) is not starred_t)
+                    and not (_TYPE_PARAMS and node.type_params)
+                ):
+                    if (
+                        args.posonlyargs
+                        or args.kwonlyargs
+                        or len(args.args) + (vararg is not None) + (args.kwarg is not None) > 1
+                    ) and _compile.duplicate(parameter_names(args)):
                         scan.needs_compile = True
                     inner = FUNC | LOCAL | (ASYNC if kind is async_def_t else 0)
-                    frames.append((inner, node.body.copy()))
+                    frames.append((inner, node.body))
+                    continue
+            elif kind is import_from_t:
+                module = node.module
+                if not node.level and module != "__future__":
+                    # ``Scan._import_from`` for an absolute import, inlined.
+                    line, guarded = node.lineno, bool(flags & GUARDED)
+                    taken = []
+                    for alias in node.names:
+                        name = alias.name
+                        taken.append(name)
+                        if name == "*":
+                            if flags & (FUNC | CLASS):
+                                scan.needs_compile = True  # 'import *' only at module level
+                            continue
+                        bindings[alias.asname or name] = f"{module}.{name}"
+                        if not guarded and (module, name) in spans:
+                            names.check_name(scan, line, module, name, "imports")
+                    imports.append(_new_import(Import, (line, module, 0, guarded, tuple(taken))))
                     continue
             elif kind is if_t:
-                live = _static_if(node.test, target)
+                test = node.test
+                test_kind = type(test)
+                if test_kind is name_t:
+                    live = False if test.id == "TYPE_CHECKING" else None
+                elif test_kind is attribute_t or test_kind is compare_t:
+                    live = rules.static_test(test, target)
+                else:
+                    live = None
                 if live is None:
-                    extend(node.body)
-                    extend(node.orelse)
+                    frames.append((flags, node.body))
+                    if node.orelse:
+                        frames.append((flags, node.orelse))
                 else:
                     chosen = node.body if live else node.orelse
                     if chosen:
-                        frames.append((flags, chosen.copy()))
+                        frames.append((flags, chosen))
                 continue
             handler = handlers.get(kind)
             if handler is not None and handler(scan, node, flags):
@@ -117,35 +161,5 @@ def walk(scan: ScanState, body: list[ast.stmt], handlers: dict[type, Handler]) -
                 bodies = _BODIES_OF[kind] = tuple(f for f in _BODIES if f in every)
             for name in bodies:
                 value = getattr(node, name)
-                if type(value) is list:
-                    extend(value)
-
-
-def _plain_function(node: ast.FunctionDef | ast.AsyncFunctionDef, target: int) -> bool:
-    """A ``def`` only its parameters can fault: no decorator rule, ``*args: *Ts`` or ``[T]``."""
-    if node.decorator_list and target < 9:
-        return False
-    vararg = node.args.vararg
-    if vararg is not None and type(vararg.annotation) is ast.Starred:
-        return False
-    return not getattr(node, "type_params", None)
-
-
-def _repeats_a_parameter(args: ast.arguments) -> bool:
-    """``def f(a, a)``: only the compiler rejects it."""
-    if (
-        not (args.posonlyargs or args.kwonlyargs)
-        and len(args.args) + (args.vararg is not None) + (args.kwarg is not None) < 2
-    ):
-        return False
-    return _compile.duplicate(parameter_names(args))
-
-
-def _static_if(test: ast.expr, target: int) -> bool | None:
-    """``rules.static_test`` without its call for the commonest test, a plain name."""
-    kind = type(test)
-    if kind is ast.Name:
-        return False if test.id == "TYPE_CHECKING" else None  # type: ignore[attr-defined]
-    if kind is ast.Attribute or kind is ast.Compare:
-        return rules.static_test(test, target)
-    return None
+                if type(value) is list and value:
+                    frames.append((flags, value))
