@@ -17,17 +17,16 @@ from typing import Any
 from . import _bindings as bindings
 from . import _compile
 from . import _rules as rules
-from ._source import BlockText, parenthesized_with
+from ._source import parenthesized_with
 from ._state import ASYNC, CLASS, COMP, FUNC, LOOP, ScanState
 
 
 class Walker(ScanState):
-    """Frames of nodes to visit, and the handlers that set their children's flags."""
+    """Frames of nodes to visit, and the handlers that set their children's flags.
 
-    def __init__(self, text: BlockText, target: int) -> None:
-        super().__init__(text, target)
-        self._frames: list[tuple[int, list[Any]]] = []
-        self._deep = True  # False: only statements are walked, expressions never pushed
+    The frames (``_frames``) and the walk's depth (``_deep``) are set up by
+    :class:`ScanState`, whose ``__init__`` is the only one a scan runs.
+    """
 
     def _push(self, nodes: list[Any], flags: int) -> None:
         """Walk ``nodes`` (None entries are skipped) under ``flags``.

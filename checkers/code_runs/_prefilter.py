@@ -20,15 +20,47 @@ from ._stdlib import RUNNING_MINOR, missing_names
 _AFTER_DOT = re.compile(r"\.[\s\\]*([A-Za-z_][A-Za-z0-9_]*)")
 
 
+# Letters from the rarest to the commonest in Python source (counted over CPython's
+# Lib/*.py); the first 20 are missing from most 800-character blocks.
+_RARE_LETTERS = "JQZXYKWGVHBqUzMjLDFC"
+
+
+def _rare_letter(word: str) -> str:
+    """The rarest letter of ``word`` among the rare ones, or ``""``."""
+    for letter in _RARE_LETTERS:
+        if letter in word:
+            return letter
+    return ""
+
+
+def split_by_gate(words: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """``words`` without a rare letter, and ``(letter, word)`` for those with one.
+
+    One letter is found at ``memchr`` speed, a word is not: looking for a word's
+    rare letter first costs little when the letter is there and saves the word's
+    search when it is not, which for these letters is most of the time.
+    """
+    plain = tuple(w for w in words if not _rare_letter(w))
+    gated = tuple((_rare_letter(w), w) for w in words if _rare_letter(w))
+    return plain, gated
+
+
 @functools.cache
-def _trigger_words(target: int) -> tuple[str, ...]:
+def _trigger_words(target: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """Text without which the await/yield, comprehension, dynamic-import and builtin
-    rules cannot fire on ``3.<target>`` (only the builtins that version lacks)."""
+    rules cannot fire on ``3.<target>`` (only the builtins that version lacks), split
+    by :func:`split_by_gate`."""
     words: tuple[str, ...] = ("await", "yield", "async for", ":=", "import_module", "__import__")
     words += tuple(sorted(missing_names(target).builtins))
     # A word holding another one is found whenever it is ('BaseExceptionGroup'):
     # searching the text for it too would only cost time.
-    return tuple(w for w in words if not any(o != w and o in w for o in words))
+    return split_by_gate(tuple(w for w in words if not any(o != w and o in w for o in words)))
+
+
+@functools.cache
+def _builtin_calls(target: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The builtins called with a keyword ``3.<target>`` lacks, split by :func:`split_by_gate`."""
+    return split_by_gate(missing_names(target).builtin_calls)
 
 
 def needs_expressions(source: str, target: int) -> bool:
@@ -41,8 +73,12 @@ def needs_expressions(source: str, target: int) -> bool:
     """
     if target < 9 or (RUNNING_MINOR >= 12 and target < 12 and may_need_pep701(source)):
         return True
-    for word in _trigger_words(target):  # a loop: any() over a generator costs more here
+    plain, gated = _trigger_words(target)
+    for word in plain:  # a loop: any() over a generator costs more here
         if word in source:
+            return True
+    for letter, word in gated:
+        if letter in source and word in source:
             return True
     if target < 10 and "|" in source:
         return True
@@ -64,16 +100,19 @@ def needs_resolving(source: str, bindings: dict[str, str], target: int) -> bool:
     table = missing_names(target)
     dotted = set(_AFTER_DOT.findall(source))
     attrs = table.attrs.intersection(dotted)
-    called = set(table.calls.intersection(dotted))
-    called.update(table.calls.intersection(bindings))
-    for name in table.builtin_calls:
-        if name in source:
-            called.add(name)
+    called = table.calls.intersection(dotted)
+    if bindings:
+        called |= table.calls.intersection(bindings)
+    plain, gated = _builtin_calls(target)
+    builtin = [name for name in plain if name in source]
+    builtin += [name for letter, name in gated if letter in source and name in source]
+    if builtin:
+        called = called.union(builtin)
     if not attrs and not called:
         return False
-    named = dotted.union(bindings)
-    for qualified in bindings.values():
-        named.update(qualified.split("."))
+    # Every word a use could resolve through: the dotted names, the bound names and
+    # each part of what they are bound to (one join and one split, not a loop).
+    named = dotted.union(bindings, ".".join(bindings.values()).split("."))
     anywhere = table.anywhere
     for name in attrs:
         if name in anywhere or not named.isdisjoint(table.homes[name]):

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 def is_transcript(source: str) -> bool:
     """Whether a block reads as a session: its first non-blank line starts with ``>>>``."""
-    return ">>>" in source and source.lstrip().startswith(">>>")  # no copy for most blocks
+    # lstrip() returns the block itself when it starts with no blank (no copy), and a
+    # prompt is the first thing to look at: cheaper than searching the block for '>>>'.
+    return source.lstrip().startswith(">>>")
 
 
 def typed_code(source: str) -> str:

@@ -51,6 +51,7 @@ from ._state import (
     LAZY,
     LOCAL,
     Import,
+    ScanState,
 )
 from ._stdlib import RUNNING_MINOR, name_table
 
@@ -69,7 +70,7 @@ class Scan(Walker):
     """
 
     def __init__(self, text: BlockText, target: int) -> None:
-        super().__init__(text, target)
+        ScanState.__init__(self, text, target)  # not super(): one call, no chain
         self.lazy = False
         self._names = name_table()
         self._leading_future: set[int] = set()

@@ -48,6 +48,9 @@ class ScanState:
         self.rebound: set[str] = set()
         self.types: dict[str, str | None] = {}  # the evident type of each name, once known
         self.needs_compile = False  # the tree holds something only compile() judges
+        # The walk's frames (:class:`~._flow.Walker`): nodes waiting, one list per flags.
+        self._frames: list[tuple[int, list[Any]]] = []
+        self._deep = True  # False: only statements are walked, expressions never pushed
 
     @property
     def version(self) -> str:
