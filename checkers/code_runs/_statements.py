@@ -46,7 +46,7 @@ def walk(scan: ScanState, body: list[ast.stmt], handlers: dict[type, Handler]) -
     is read in order, not popped from a copy: the order of the visits cannot change
     what a statements-only walk finds (findings and imports are sorted by line).
     """
-    frames: list[tuple[int, list[Any]]] = scan._frames  # type: ignore[attr-defined]
+    frames: list[tuple[int, list[Any]]] = scan._frames
     frames.append((0, body))
     target, imports, bindings = scan.target, scan.imports, scan.bindings
     assign_t, expr_t, return_t, import_t, if_t = (
