@@ -12,7 +12,8 @@ not share this process's interpreter lock) and answers every request after a fix
   (drafts x latency / jobs), the share of the ideal reached, the speed-up over
   ``--jobs 1`` and the requests the server received (target: >= 90 % of the ideal
   at 32); beside it, the baseline of the issue: ``grade()`` in a thread pool of the
-  same size, with the sync client;
+  same size, with the sync client; then the client's CPU a draft and the server's
+  CPU a request, both for the ``grade_many`` run;
 * the same grading run twice with a verdict cache: the second run's requests (0) and
   time;
 * the Message Batches path over ``--batch-drafts`` drafts: submitted, waited for and
@@ -86,9 +87,16 @@ def draft(n: int) -> str:
 class Server:
     """The emulator in a child process."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, front: str = "asyncio") -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "_emulator_server.py"), "--latency", str(latency)],
+            [
+                sys.executable,
+                str(HERE / "_emulator_server.py"),
+                "--latency",
+                str(latency),
+                "--front",
+                front,
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -96,11 +104,12 @@ class Server:
         assert self.proc.stdout is not None
         self.base_url = self.proc.stdout.readline().strip()
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, float]:
+        """Requests received so far (``messages``, ``batches``) and CPU used (``cpu_s``)."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write("count\n")
         self.proc.stdin.flush()
-        out: dict[str, int] = json.loads(self.proc.stdout.readline())
+        out: dict[str, float] = json.loads(self.proc.stdout.readline())
         return out
 
     def close(self) -> None:
@@ -116,13 +125,16 @@ def judge(server: Server, cache: JudgeCache | None = None) -> AnthropicJudge:
     )
 
 
-def timed(server: Server, fn: Any) -> tuple[Any, float, dict[str, int]]:
+def timed(server: Server, fn: Any) -> tuple[Any, float, dict[str, float]]:
+    """``fn()``, its wall time, and what it cost: requests and server CPU (the server's
+    counts), and ``client_cpu_s``, this process's CPU seconds."""
     before = server.counts()
-    started = time.perf_counter()
+    cpu, started = time.process_time(), time.perf_counter()
     result = fn()
     elapsed = time.perf_counter() - started
+    client_cpu = time.process_time() - cpu
     after = server.counts()
-    return result, elapsed, {k: after[k] - before[k] for k in after}
+    return result, elapsed, {k: after[k] - before[k] for k in after} | {"client_cpu_s": client_cpu}
 
 
 def concurrency(server: Server, n: int, latency: float, jobs: list[int]) -> None:
@@ -130,7 +142,7 @@ def concurrency(server: Server, n: int, latency: float, jobs: list[int]) -> None
     print(f"grade_many: {n} drafts, 3 judge keys + 2 code keys, {latency * 1000:.0f} ms a request")
     print(
         f"{'jobs':>6} {'wall s':>8} {'ideal s':>8} {'% ideal':>8} {'speed-up':>9} "
-        f"{'requests':>9} {'threads s':>10} {'% ideal':>8}"
+        f"{'requests':>9} {'threads s':>10} {'% ideal':>8} {'client ms':>10} {'server ms':>10}"
     )
     serial: float | None = None
     for j in jobs:
@@ -149,7 +161,9 @@ def concurrency(server: Server, n: int, latency: float, jobs: list[int]) -> None
         pooled = threads(server, drafts, j) if j > 1 else wall
         print(
             f"{j:>6} {wall:>8.2f} {ideal:>8.2f} {ideal / wall * 100:>7.0f}% {speedup:>9}"
-            f" {counts['messages']:>9} {pooled:>10.2f} {ideal / pooled * 100:>7.0f}%"
+            f" {counts['messages']:>9.0f} {pooled:>10.2f} {ideal / pooled * 100:>7.0f}%"
+            f" {counts['client_cpu_s'] / n * 1000:>10.2f}"
+            f" {counts['cpu_s'] / max(1, counts['messages']) * 1000:>10.2f}"
         )
 
 
@@ -213,8 +227,14 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--jobs", default="1,8,32,64")
     parser.add_argument("--batch-drafts", type=int, default=1000)
+    parser.add_argument(
+        "--front",
+        choices=("asyncio", "threads"),
+        default="asyncio",
+        help="the emulator's HTTP front (see _emulator_server.py)",
+    )
     args = parser.parse_args()
-    server = Server(args.latency)
+    server = Server(args.latency, args.front)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             concurrency(server, args.drafts, args.latency, [int(x) for x in args.jobs.split(",")])
