@@ -171,3 +171,25 @@ def test_a_body_plain_json_cannot_hold_is_left_to_the_sdks_encoder(emulator: Emu
     AnthropicJudge(client=emulator.client(), extra_body={"n": 1}).evaluate("t", "d", CRITERIA)
     assert emulator.bodies[0]["when"] == "2026-01-02T03:04:05"
     assert emulator.bodies[1]["n"] == 1
+
+
+def test_the_sdks_own_span_is_still_opened_and_filled(emulator: Emulator) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    emulator.enqueue(verdict_reply(GOOD))
+    client = emulator.client(open_telemetry={"tracer_provider": provider})
+    try:
+        AnthropicJudge(client=client, model="claude-opus-5-5").evaluate("t", "d", CRITERIA)
+    finally:
+        provider.shutdown()
+    [span] = exporter.get_finished_spans()
+    attrs = dict(span.attributes or {})
+    assert span.name.startswith("anthropic.messages.create") or "chat" in span.name
+    assert attrs.get("gen_ai.request.model") == "claude-opus-5-5"
+    assert attrs.get("gen_ai.output.type") == "json"  # the request attributes of create
+    assert attrs.get("gen_ai.usage.output_tokens") == emulator.answered[0][1]["output_tokens"]

@@ -8,8 +8,13 @@ so a client that is the SDK's own (``anthropic.Anthropic`` / ``AsyncAnthropic``)
 is sent the request body as it is through ``client.post("/v1/messages", ...)``, the
 SDK's documented path for raw requests: the SDK still adds the key, base URL,
 headers and timeout, retries (honouring ``retry-after``), runs its middleware (the
-pacing of :mod:`._pacing`) and raises its typed errors for non-2xx answers. Only
-the reading of a 2xx answer is gradeloop's: :func:`read_message` turns its JSON
+pacing of :mod:`._pacing`), opens its OpenTelemetry span (named as
+``messages.create``'s, with the request's and the reply's attributes, except the
+summed ``gen_ai.usage.input_tokens`` and content-mode message content, which it
+records only for calls that return its ``Message`` model; gradeloop's own ``chat``
+span has the input tokens) and raises its typed errors for non-2xx answers; it
+decodes the JSON but builds no model (``cast_to=object``). Only the reading of a
+2xx answer is gradeloop's: :func:`read_message` turns its JSON
 into a :class:`RawReply`, which :func:`~._reply.first_text` and
 :class:`~._usage.Usage` read as they read an SDK ``Message``.
 
@@ -18,6 +23,7 @@ Anything else (fakes, cassettes, other SDK-like clients) keeps ``messages.parse`
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import warnings
@@ -50,14 +56,15 @@ class RawReply:
     usage: Any
 
 
-def read_message(data: bytes | str) -> RawReply:
-    """The reply in a 2xx answer's body; ``ValueError`` when it is not a Messages-API
-    message (not JSON, not an object, or neither ``content`` nor ``stop_reason``).
+def read_message(data: object) -> RawReply:
+    """The reply in a 2xx answer's body (decoded JSON, or its text when the server did
+    not call it JSON); ``ValueError`` when it is not a Messages-API message (not JSON,
+    not an object, or neither ``content`` nor ``stop_reason``).
 
     The envelope is read as leniently as the SDK reads it (missing fields are None);
     the verdict inside the text block is read strictly later, by the wire spec.
     """
-    obj = json.loads(data)
+    obj = json.loads(data) if isinstance(data, (str, bytes)) else data
     if not isinstance(obj, dict):
         raise ValueError(f"the answer is JSON but not an object ({type(obj).__name__})")
     if "content" not in obj and "stop_reason" not in obj:
@@ -100,7 +107,7 @@ def _body_and_options(client: Any, request: Mapping[str, Any]) -> tuple[dict[str
         )
     body = {k: v for k, v in request.items() if k != "extra_body"}
     body.update(request.get("extra_body") or {})
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = dict(_span_options())
     if client.timeout == DEFAULT_TIMEOUT:
         # raises ValueError for a max_tokens too large to wait for, as parse() does
         options["timeout"] = client._calculate_nonstreaming_timeout(
@@ -109,27 +116,29 @@ def _body_and_options(client: Any, request: Mapping[str, Any]) -> tuple[dict[str
     return body, options
 
 
-def _payload(body: dict[str, Any]) -> dict[str, Any]:
-    """``client.post`` arguments for ``body``: serialized here as the SDK serializes it
-    (compact UTF-8 JSON), which spares the SDK's deep copy of the body; a value plain
-    JSON cannot hold (a datetime in ``extra_body``) is left to the SDK's encoder."""
+@functools.lru_cache(maxsize=1)
+def _span_options() -> dict[str, Any]:
+    """The options that give the request the SDK's own OpenTelemetry span, named and
+    attributed as ``messages.create``'s (none with an SDK that has no such span)."""
     try:
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
-        return {"body": body}
-    return {"content": text.encode()}
+        from anthropic.lib._tracing._api_call import messages_create_request_attributes
+    except ImportError:
+        return {}
+    return {
+        "span_name": "anthropic.messages.create",
+        "span_route": _PATH,
+        "span_attributes": messages_create_request_attributes,
+    }
 
 
 def post_message(client: Any, request: Mapping[str, Any]) -> RawReply:
     """Send ``request`` (``messages.parse`` keyword arguments) through the sync SDK
     ``client``'s own HTTP path; the SDK's errors propagate."""
     body, options = _body_and_options(client, request)
-    data = client.post(_PATH, **_payload(body), options=options, cast_to=bytes)
-    return read_message(data)
+    return read_message(client.post(_PATH, body=body, options=options, cast_to=object))
 
 
 async def apost_message(client: Any, request: Mapping[str, Any]) -> RawReply:
     """:func:`post_message` on an ``AsyncAnthropic`` client."""
     body, options = _body_and_options(client, request)
-    data = await client.post(_PATH, **_payload(body), options=options, cast_to=bytes)
-    return read_message(data)
+    return read_message(await client.post(_PATH, body=body, options=options, cast_to=object))
