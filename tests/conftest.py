@@ -7,6 +7,7 @@ is not to the loopback interface turned into a test failure.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import socket
 from collections.abc import Iterator
@@ -25,6 +26,15 @@ pytest_plugins = ["pytester", "tests.emulator", "tests.oai_emulator"]
 # over xdist workers on a shared machine it failed tests that were right.
 settings.register_profile("gradeloop", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("gradeloop")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Everything alive once the tests are collected (the SDKs' modules and classes, the
+    # test modules, hypothesis' strategies: about 400,000 objects per process) lives to
+    # the end of the run. Frozen, it is left out of every later full garbage collection:
+    # each pass over it cost ~0.3 s, 15-20 passes per xdist worker (~7 s of CPU each).
+    gc.freeze()
+
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 _real_connect = socket.socket.connect
