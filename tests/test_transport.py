@@ -49,6 +49,11 @@ def test_make_client_sends_over_the_lean_transport_unless_a_proxy_is_set(
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
     assert isinstance(transport_of(make_client(base_url="http://127.0.0.1:9")), LeanTransport)
+    monkeypatch.setenv("GRADELOOP_HTTPX_TRANSPORT", "0")  # "0" and "" do not opt out
+    assert isinstance(transport_of(make_client(base_url="http://127.0.0.1:9")), LeanTransport)
+    monkeypatch.setenv("GRADELOOP_HTTPX_TRANSPORT", "1")  # the user's way back to httpx's
+    assert not isinstance(transport_of(make_client(base_url="http://127.0.0.1:9")), LeanTransport)
+    monkeypatch.delenv("GRADELOOP_HTTPX_TRANSPORT")
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     # httpx applies environment proxies only to its own transports: keep them
     assert not isinstance(transport_of(make_client(base_url="http://127.0.0.1:9")), LeanTransport)
@@ -215,3 +220,46 @@ def test_a_batch_is_submitted_and_its_streamed_results_collected(
         job = batches.submit(drafts, rubric, judge=j, task="t", store=store)
         result = batches.collect(job, judge=j, store=store)
     assert [e.accepted for e in result.evaluations] == [True] * 300
+
+
+def test_a_streamed_answer_reaches_the_client_as_it_arrives() -> None:
+    # Server-sent events come in chunks over seconds: each must be handed up when it
+    # arrives, not once 64 KB (or the end) is in. The server sends one event, then
+    # waits for the client to have seen it before it ends the stream.
+    import httpx2
+
+    seen = threading.Event()
+    waited: list[bool] = []
+    sock = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = sock.accept()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            event = b"event: ping\ndata: {}\n\n"
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n"
+                + f"{len(event):x}\r\n".encode()
+                + event
+                + b"\r\n"
+            )
+            waited.append(seen.wait(timeout=5))
+            conn.sendall(b"0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with httpx2.Client(transport=lean()) as client:
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+            with client.stream("GET", url) as response:
+                chunks = response.iter_raw()
+                assert next(chunks) == b"event: ping\ndata: {}\n\n"
+                seen.set()
+                assert list(chunks) == []
+        thread.join(timeout=10)
+        assert waited == [True]  # the event was seen while the stream was still open
+    finally:
+        sock.close()

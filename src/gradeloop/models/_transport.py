@@ -12,12 +12,15 @@ over a pool of kept-alive connections.
 Anything it does not handle the way httpcore would (an ``sni_hostname``, a chunked
 request body, a scheme other than http/https) goes to httpx's own transport, and
 :func:`lean_http_client` gives none at all when a proxy is configured in the
-environment (httpx applies environment proxies only to its own transports).
+environment (httpx applies environment proxies only to its own transports) or
+``GRADELOOP_HTTPX_TRANSPORT=1`` asks for httpx's own. Answers are handed up as their
+bytes arrive, so a streamed answer (server-sent events) streams.
 """
 
 from __future__ import annotations
 
 import http.client
+import os
 import select
 import socket
 import ssl
@@ -28,7 +31,7 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["LeanTransport", "lean_http_client"]
+__all__ = ["OPT_OUT", "LeanTransport", "lean_http_client"]
 
 _SOCKET_OPTIONS = [
     (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
@@ -37,10 +40,13 @@ _SOCKET_OPTIONS = [
 _Key = tuple[str, str, int]
 
 
+OPT_OUT = "GRADELOOP_HTTPX_TRANSPORT"  # set to 1: make_client keeps httpx's own transport
+
+
 def lean_http_client(verify: ssl.SSLContext) -> Any:
     """The SDK's default httpx client on a :class:`LeanTransport`, or None (use the
-    SDK's own) when the environment configures a proxy."""
-    if urllib.request.getproxies():
+    SDK's own) when the environment configures a proxy or sets :data:`OPT_OUT`."""
+    if urllib.request.getproxies() or os.environ.get(OPT_OUT, "").strip() not in ("", "0"):
         return None
     # the SDK's own default client class: closed (its connections too) when collected
     from anthropic._base_client import SyncHttpxClientWrapper
@@ -174,8 +180,13 @@ class _Body(httpx2.SyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            while chunk := self._response.read(65536):
+            # read1: what has arrived (one chunk of a chunked answer), not a full 64 KB,
+            # so a streamed answer (server-sent events) reaches the SDK as it comes
+            while chunk := self._response.read1(65536):
                 yield chunk
+            # read1 stops at a Content-Length's end without marking the answer done;
+            # read() does, which lets the connection go back to the pool
+            self._response.read()
         except TimeoutError as exc:
             raise httpx2.ReadTimeout(str(exc) or "timed out", request=self._request) from exc
         except (OSError, http.client.HTTPException) as exc:
