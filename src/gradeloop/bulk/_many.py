@@ -217,17 +217,7 @@ async def _grade_one(
             _grade_sync, item, rubric, judge, pacer, skip_judge, registry
         )
     with judge_calls() as calls:
-        plan = await asyncio.to_thread(
-            plan_grade,
-            item.draft,
-            rubric,
-            task=item.task,
-            judge=judge,
-            skip_judge=skip_judge,
-            registry=registry,
-            reference=item.reference,
-            metadata=item.metadata,
-        )
+        plan = await asyncio.to_thread(_plan, item, rubric, judge, skip_judge, registry)
         try:
             answer = await ask_judge_async(plan, judge)
         except JudgeError as exc:
@@ -261,16 +251,7 @@ def _grade_sync(
     """One draft graded as grade() grades it, in the calling (worker) thread; a judge
     failure is the draft's failed evaluation."""
     with judge_calls() as calls:
-        plan = plan_grade(
-            item.draft,
-            rubric,
-            task=item.task,
-            judge=judge,
-            skip_judge=skip_judge,
-            registry=registry,
-            reference=item.reference,
-            metadata=item.metadata,
-        )
+        plan = _plan(item, rubric, judge, skip_judge, registry)
         try:
             answer = (
                 _ask_judge(judge, plan.task, plan.draft, plan.asked, plan.rubric)
@@ -281,6 +262,22 @@ def _grade_sync(
             _report_throttle(exc, pacer)
             return failed_evaluation(plan, f"{exc.reason}: {exc}", tuple(calls))
     return finish_grade(plan, answer, tuple(calls))
+
+
+def _plan(
+    item: Item, rubric: Rubric, judge: Judge | None, skip_judge: bool, registry: Registry | None
+) -> GradePlan:
+    """What grading ``item`` takes: its checkers' results and the judge keys to ask."""
+    return plan_grade(
+        item.draft,
+        rubric,
+        task=item.task,
+        judge=judge,
+        skip_judge=skip_judge,
+        registry=registry,
+        reference=item.reference,
+        metadata=item.metadata,
+    )
 
 
 def failed_evaluation(plan: GradePlan, error: str, calls: tuple[Any, ...] = ()) -> Evaluation:
