@@ -132,15 +132,16 @@ class Bench:
         unit: str = "chars",
         repeat: int = 1,
         limit: float | None = None,
+        count: int = 3,
     ) -> Curve:
-        """Time ``run(make(size))`` at n, 4n and 16n and print the row.
+        """Time ``run(make(size))`` at n, 4n and 16n (``count`` sizes) and print the row.
 
         With ``repeat`` > 1 the three sizes are timed in that many interleaved
         rounds (n, 4n, 16n, n, 4n, 16n...) and each keeps its minimum, so a burst of
         load from other work inflates no single ratio. ``limit``: the most seconds
         the largest size may take (the summary FAILs a curve past it).
         """
-        c = Curve(path, kind, [n * GROWTH**i for i in range(3)], limit=limit)
+        c = Curve(path, kind, [n * GROWTH**i for i in range(count)], limit=limit)
         inputs: dict[int, Any] = {}
         best: list[float | None] = [None] * len(c.sizes)
         for _ in range(max(1, repeat)):
@@ -171,7 +172,7 @@ def _print_row(c: Curve, unit: str) -> None:
     for i, (size, s) in enumerate(zip(c.sizes, c.seconds, strict=True)):
         ratio = "" if i == 0 else f" (x{c.ratios[i - 1]:.1f})" if c.ratios[i - 1] else ""
         cells.append(f"{_fmt_size(size, unit)} {_fmt_time(s)}{ratio}")
-    print(f"  {c.kind:<26}" + "   ".join(f"{cell:<28}" for cell in cells).rstrip())
+    print(f"  {c.kind:<28}" + "   ".join(f"{cell:<28}" for cell in cells).rstrip())
 
 
 def _fmt_size(size: int, unit: str) -> str:
@@ -299,8 +300,25 @@ def similarity(b: Bench) -> None:
             forget.cache_clear()
         return similar(*pair)
 
-    b.curve("similarity", "repeated words", pair_bad, run, 256_000, repeat=b.repeat)
-    b.curve("similarity", "prose, 0.5% edited", pair_ok, run, 256_000, repeat=b.repeat)
+    # Up to EXACT_UP_TO bigrams (~280-330 KB here) a draft is compared exactly, past it
+    # on a sample; the switch costs a constant ~1.2-1.3x a bigram (each hash is tested
+    # against the sample), so each regime is timed on its own side of it.
+    k = b.repeat
+    for kind, pair in (("repeated words", pair_bad), ("prose 0.5% edited", pair_ok)):
+        b.curve("similarity", f"{kind}, exact", pair, run, 64_000, repeat=k, count=2)
+    for kind, pair in (("repeated words", pair_bad), ("prose 0.5% edited", pair_ok)):
+        b.curve("similarity", f"{kind}, sampled", pair, run, 512_000, repeat=k)
+    _print_switch(pair_bad, run)
+
+
+def _print_switch(make: Make, run: Run) -> None:
+    """The cost per MB just below and just above the exact/sampled switch."""
+    below, above = make(256_000), make(512_000)
+    per = [seconds(run, x) / len(x[0]) * 1e9 for x in (below, above, below, above)]
+    print(
+        f"  {'(the switch)':<28}ms per MB: {min(per[0], per[2]):.1f} exact at 256 KB, "
+        f"{min(per[1], per[3]):.1f} sampled at 512 KB"
+    )
 
 
 _RUBRIC = Rubric.from_dict({"criteria": [{"key": "tone", "description": "Warm."}]})
@@ -530,7 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if c.limit is not None:
             limit = f"  {_fmt_time(c.seconds[-1])} at {_fmt_size(c.sizes[-1], 'chars')}"
             limit += f" (limit {c.limit:g} s)"
-        print(f"  {'ok  ' if ok else 'FAIL'} {c.path:<14} {c.kind:<26} {worst}{limit}")
+        print(f"  {'ok  ' if ok else 'FAIL'} {c.path:<14} {c.kind:<28} {worst}{limit}")
     print(f"\n{len(bench.curves) - failed}/{len(bench.curves)} inputs within the target")
     return 1 if failed else 0
 
