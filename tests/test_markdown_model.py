@@ -1,0 +1,60 @@
+"""The fence model's fast paths: the language cache's bounds and the fast constructor."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradeloop_checkers.markdown import Fence, _model
+
+
+def test_language_cache_is_bounded_in_entries_and_key_length() -> None:
+    _model._LANGUAGES.clear()
+    for n in range(3 * _model._CACHED_INFOS):
+        assert _model.language_of(f"lang{n}") == f"lang{n}"
+    assert len(_model._LANGUAGES) == _model._CACHED_INFOS
+    _model._LANGUAGES.clear()
+    long_info = "python " + "x" * _model._CACHED_INFO_LENGTH
+    assert _model.language_of(long_info) == "python"
+    assert long_info not in _model._LANGUAGES
+
+
+def test_language_cache_keeps_short_infos_and_answers_alike() -> None:
+    _model._LANGUAGES.clear()
+    assert _model.language_of("{.Python}") == "python"
+    assert _model._LANGUAGES == {"{.Python}": "python"}
+    assert _model.language_of("{.Python}") == "python"  # from the cache
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_cached_language_is_the_uncached_one(info: str) -> None:
+    first = _model.language_of(info)
+    assert _model.language_of(info) == first
+    m = _model._LANGUAGE.match(info)
+    assert first == (m.group(1).lower() if m else "")
+
+
+@given(
+    st.integers(),
+    st.integers(),
+    st.text(max_size=5),
+    st.text(max_size=5),
+    st.text(max_size=20),
+    st.booleans(),
+)
+@settings(max_examples=50)
+def test_make_fence_is_the_dataclass_constructor(
+    line: int, end: int, language: str, info: str, source: str, closed: bool
+) -> None:
+    fast = _model.make_fence(line, end, language, info, source, closed)
+    slow = Fence(line, end, language, info, source, closed)
+    assert type(fast) is Fence
+    assert fast == slow
+    assert hash(fast) == hash(slow)
+    assert repr(fast) == repr(slow)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.line = 0  # type: ignore[misc]
