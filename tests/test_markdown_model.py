@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradeloop_checkers.markdown import Fence, _model
+
+
+@pytest.fixture(autouse=True)
+def _empty_language_cache() -> Iterator[None]:
+    """Leave the cache as the other tests expect it: these fill it to its bound."""
+    yield
+    _model._LANGUAGES.clear()
 
 
 def test_language_cache_is_bounded_in_entries_and_key_length() -> None:
