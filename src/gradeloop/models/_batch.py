@@ -20,6 +20,7 @@ from ..grading._rubric import Criterion
 from ..grading._verdict import Verdict
 from ._digest import request_digest
 from ._judge import AnthropicJudge, _annotate, _Answer, _Trace
+from ._raw import wire_body
 from ._reply import first_text
 from ._usage import CallKind
 
@@ -38,9 +39,7 @@ def batch_request(
     step = next(judge._flow(task, draft, criteria, _Trace()))
     request = judge._request(step)
     key = request_digest(request)
-    params = {k: v for k, v in request.items() if k != "extra_body"}
-    params.update(request.get("extra_body") or {})
-    return params, key
+    return wire_body(request), key
 
 
 def read_batch_reply(

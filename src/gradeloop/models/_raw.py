@@ -31,7 +31,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RawBlock", "RawReply", "apost_message", "post_message", "raw_client", "read_message"]
+__all__ = [
+    "RawBlock",
+    "RawReply",
+    "apost_message",
+    "post_message",
+    "raw_client",
+    "read_message",
+    "wire_body",
+]
 
 _PATH = "/v1/messages"
 
@@ -91,6 +99,14 @@ def raw_client(client: Any) -> bool:
     return sdk is not None and isinstance(client, (sdk.Anthropic, sdk.AsyncAnthropic))
 
 
+def wire_body(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON body ``messages.parse(**request)`` sends: the request's parameters with
+    ``extra_body``'s merged in (as a Message Batch request's ``params`` hold them)."""
+    body = {k: v for k, v in request.items() if k != "extra_body"}
+    body.update(request.get("extra_body") or {})
+    return body
+
+
 def _body_and_options(client: Any, request: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     """The JSON body ``messages.parse(**request)`` would send, and its request options
     (the timeout the SDK picks for a non-streaming call, and its deprecation warning)."""
@@ -105,8 +121,7 @@ def _body_and_options(client: Any, request: Mapping[str, Any]) -> tuple[dict[str
             DeprecationWarning,
             stacklevel=5,
         )
-    body = {k: v for k, v in request.items() if k != "extra_body"}
-    body.update(request.get("extra_body") or {})
+    body = wire_body(request)
     options: dict[str, Any] = dict(_span_options())
     if client.timeout == DEFAULT_TIMEOUT:
         # raises ValueError for a max_tokens too large to wait for, as parse() does
