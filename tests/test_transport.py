@@ -169,6 +169,50 @@ def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
         server.close()
 
 
+def test_a_kept_alive_connection_found_closed_on_use_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The race the idle check cannot close: the server shuts a kept-alive connection
+    # just after the check said it was open. Made certain here by a check that always
+    # says "open": the request on the dead connection fails before any answer, and is
+    # sent once more on a fresh one (nothing had reached the server).
+    import httpx2
+
+    from gradeloop.models import _transport
+
+    monkeypatch.setattr(_transport, "_usable", lambda conn: True)
+    body = b'{"ok": true}'
+    server = OneShotServer(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    try:
+        with httpx2.Client(transport=lean()) as client:
+            for _ in range(3):
+                response = client.post(f"http://127.0.0.1:{server.port}/x", json={})
+                assert response.json() == {"ok": True}
+        assert server.connections == 3
+        assert len(server.requests) == 3  # each request reached the server once
+    finally:
+        server.close()
+
+
+def test_a_fresh_connection_closed_without_an_answer_is_an_error_not_a_retry() -> None:
+    import httpx2
+
+    server = OneShotServer(b"")  # reads the request, then hangs up without answering
+    try:
+        with (
+            httpx2.Client(transport=lean()) as client,
+            pytest.raises(httpx2.RemoteProtocolError, match="RemoteDisconnected"),
+        ):
+            client.post(f"http://127.0.0.1:{server.port}/x", json={})
+        assert server.connections == 1  # the request may have been acted on: not resent
+    finally:
+        server.close()
+
+
 def test_a_compressed_body_is_decoded_by_httpx_above_the_transport() -> None:
     import httpx2
 

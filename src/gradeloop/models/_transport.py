@@ -76,9 +76,27 @@ class LeanTransport(httpx2.BaseTransport):
         key: _Key = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         timeout = request.extensions.get("timeout") or {}
         conn = self._checkout(key)
+        if conn is not None:
+            try:
+                return self._exchange(key, conn, request, timeout, reused=True)
+            except _Stale:
+                pass  # the server had closed it unseen; nothing reached it: a fresh one
+        return self._exchange(key, self._connect(key, timeout, request), request, timeout)
+
+    def _exchange(
+        self,
+        key: _Key,
+        conn: http.client.HTTPConnection,
+        request: httpx2.Request,
+        timeout: dict[str, Any],
+        *,
+        reused: bool = False,
+    ) -> httpx2.Response:
+        """Send ``request`` on ``conn`` and read the answer's head; :class:`_Stale` when a
+        kept-alive ``conn`` turns out closed before any byte of an answer (the race
+        between the server closing an idle connection and :func:`_usable`'s look)."""
+        url = request.url
         try:
-            if conn is None:
-                conn = self._connect(key, timeout, request)
             conn.sock.settimeout(timeout.get("read"))
             conn.putrequest(
                 request.method, url.raw_path.decode("ascii"), skip_host=True,
@@ -89,10 +107,12 @@ class LeanTransport(httpx2.BaseTransport):
             conn.endheaders(request.read() or None)
             response = conn.getresponse()
         except TimeoutError as exc:
-            _close(conn)
+            conn.close()
             raise httpx2.ReadTimeout(str(exc) or "timed out", request=request) from exc
         except (OSError, http.client.HTTPException) as exc:
-            _close(conn)
+            conn.close()
+            if reused and isinstance(exc, ConnectionError):
+                raise _Stale from exc
             raise httpx2.RemoteProtocolError(_describe(exc), request=request) from exc
         return httpx2.Response(
             response.status,
@@ -162,6 +182,10 @@ class LeanTransport(httpx2.BaseTransport):
             return self._fallback
 
 
+class _Stale(Exception):
+    """A kept-alive connection was closed by the server before it read the request."""
+
+
 class _Body(httpx2.SyncByteStream):
     """A response body read from its connection, which goes back to the pool once the
     body was read to its end (and the server keeps it open), else is closed."""
@@ -214,11 +238,6 @@ def _usable(conn: http.client.HTTPConnection) -> bool:
     except (OSError, ValueError):
         return False
     return not readable
-
-
-def _close(conn: http.client.HTTPConnection | None) -> None:
-    if conn is not None:
-        conn.close()
 
 
 def _describe(exc: BaseException) -> str:
