@@ -319,3 +319,56 @@ def test_grade_many_sends_through_the_sync_client_and_agrade_many_awaits(
     assert all(e.accepted for e in again)
     agents = {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
     assert agents == {"AsyncAnthropic"}  # awaited on the async twin
+
+
+def test_an_async_grade_asks_the_judge_while_its_checkers_run() -> None:
+    # The checker waits (off the event loop) until the judge has been asked: the
+    # request does not wait for the checkers. grade() runs the checkers first.
+    asked = threading.Event()
+    during: list[bool] = []
+
+    def waits_for_the_judge(text: str) -> CheckResult:
+        during.append(asked.wait(timeout=5))
+        return CheckResult(True, [])
+
+    reg = Registry(autoload=False)
+    reg.add("waits", waits_for_the_judge)
+    r = rubric(reg, {"key": "w", "description": "W.", "checker": "waits"}, TONE)
+
+    class Asked(AllMet):
+        async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+            asked.set()
+            await asyncio.sleep(0)
+            return self.evaluate(task, draft, criteria)
+
+    out = asyncio.run(agrade("d", r, task="t", judge=Asked(), registry=reg))
+    assert out.accepted and out["w"].passed and during == [True]
+    out = asyncio.run(agrade_many(["d"], r, task="t", judge=Asked(), registry=reg))
+    assert out[0].accepted and during == [True, True]
+    asked.clear()
+    during.clear()
+
+    def quick(text: str) -> CheckResult:
+        during.append(asked.is_set())
+        return CheckResult(True, [])
+
+    reg.add("quick", quick)
+    r = rubric(reg, {"key": "w", "description": "W.", "checker": "quick"}, TONE)
+    assert grade("d", r, task="t", judge=Asked(), registry=reg).accepted
+    assert during == [False]  # the twin: the sync grade checked before it asked
+
+
+def test_a_judge_failure_during_the_checks_still_keeps_the_checked_keys(reg: Registry) -> None:
+    r = rubric(reg, SHORT, TONE)
+    out = asyncio.run(
+        agrade_many(
+            ["fine", "far too many words in this one draft"],
+            r,
+            task="t",
+            judge=SlowAsyncJudge(fail_on="many"),
+            registry=reg,
+        )
+    )
+    assert out[0].accepted and out[0]["short"].passed
+    assert out[1].judge_error and not out[1].accepted
+    assert not out[1]["short"].passed and out[1]["short"].issues  # the checker's own finding

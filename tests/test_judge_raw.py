@@ -193,3 +193,88 @@ def test_the_sdks_own_span_is_still_opened_and_filled(emulator: Emulator) -> Non
     assert attrs.get("gen_ai.request.model") == "claude-opus-5-5"
     assert attrs.get("gen_ai.output.type") == "json"  # the request attributes of create
     assert attrs.get("gen_ai.usage.output_tokens") == emulator.answered[0][1]["output_tokens"]
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    """Record the first argument of every call of ``module.name`` (still called)."""
+    seen: list[Any] = []
+    real = getattr(module, name)
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        seen.append(args[0] if args else None)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(module, name, counting)
+    return seen
+
+
+def test_no_sdk_span_is_built_when_nothing_would_record_or_propagate_it(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anthropic._tracing as tracing
+    from opentelemetry.sdk.trace import TracerProvider
+
+    started = _count_calls(monkeypatch, tracing, "span_request_attributes")
+    emulator.enqueue(verdict_reply(GOOD), verdict_reply(GOOD))
+    AnthropicJudge(client=emulator.client()).evaluate("t", "d", CRITERIA)
+    assert started == []  # no provider configured, no current span: nothing to record
+    provider = TracerProvider()
+    client = emulator.client(open_telemetry={"tracer_provider": provider})
+    try:
+        AnthropicJudge(client=client).evaluate("t", "d", CRITERIA)
+    finally:
+        provider.shutdown()
+    assert len(started) == 1  # the twin: a client with its own provider gets the span
+
+
+def test_a_current_trace_context_still_reaches_the_server_without_a_provider(
+    emulator: Emulator,
+) -> None:
+    from opentelemetry import trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    parent = SpanContext(
+        trace_id=0x0AF7651916CD43DD8448EB211C80319C,
+        span_id=0x00F067AA0BA902B7,
+        is_remote=True,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+    )
+    emulator.enqueue(verdict_reply(GOOD), verdict_reply(GOOD))
+    judge = AnthropicJudge(client=emulator.client())
+    with trace.use_span(NonRecordingSpan(parent)):
+        judge.evaluate("t", "d", CRITERIA)
+    judge.evaluate("t", "d", CRITERIA)
+    inside, outside = emulator.requests
+    assert "0af7651916cd43dd8448eb211c80319c" in inside.headers.get("traceparent", "")
+    assert "traceparent" not in outside.headers
+
+
+def test_the_body_is_encoded_once_unless_a_middleware_reads_it(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anthropic
+    import anthropic._utils._prepare as prepare
+
+    copied = _count_calls(monkeypatch, prepare, "copy_tree")
+    emulator.enqueue(verdict_reply(GOOD), verdict_reply(GOOD))
+    AnthropicJudge(client=emulator.client(), extra_body={"temperature": 0}).evaluate(
+        "t", "d", CRITERIA
+    )
+    bodies = [d for d in copied if isinstance(d, dict) and "messages" in d]
+    assert bodies == []  # sent as the JSON bytes gradeloop encoded: no deep copy
+    seen: list[Any] = []
+
+    def reads_the_body(request: Any, call_next: Any) -> Any:
+        seen.append(request.options.json_data["temperature"])
+        return call_next(request)
+
+    client = anthropic.Anthropic(
+        base_url=emulator.base_url, api_key="k", middleware=[reads_the_body]
+    )
+    try:
+        AnthropicJudge(client=client, extra_body={"temperature": 0}).evaluate("t", "d", CRITERIA)
+    finally:
+        client.close()
+    assert seen == [0]  # the twin: a user's middleware still sees the body as data
+    first, second = emulator.requests
+    assert first.body == second.body and first.body["temperature"] == 0

@@ -307,3 +307,28 @@ def test_a_streamed_answer_reaches_the_client_as_it_arrives() -> None:
         assert waited == [True]  # the event was seen while the stream was still open
     finally:
         sock.close()
+
+
+def test_a_request_head_and_body_leave_in_one_send(
+    keep_alive: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import http.client
+
+    sent: list[bytes] = []
+    real = http.client.HTTPConnection.send
+
+    def counting(self: http.client.HTTPConnection, data: Any) -> None:
+        sent.append(bytes(data))
+        real(self, data)
+
+    monkeypatch.setattr(http.client.HTTPConnection, "send", counting)
+    keep_alive.enqueue(verdict_reply(GOOD))
+    client = make_client(base_url=keep_alive.base_url)
+    try:
+        AnthropicJudge(client=client).evaluate("t", "d", CRITERIA)
+    finally:
+        client.close()
+    [request] = sent  # one write: the head and the JSON body together
+    head, _, body = request.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /v1/messages HTTP/1.1") and body.startswith(b"{")
+    assert keep_alive.requests[0].body["messages"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import JudgeError, JudgeRequiredError
-from ..grading._agrade import ask_judge_async, finish_async
+from ..grading._agrade import check_and_ask, finish_async
 from ..grading._calls import judge_calls
 from ..grading._grade import (
     CriterionResult,
@@ -38,7 +38,8 @@ from ..grading._grade import (
     _ask_judge,
     finish_grade,
     merge,
-    plan_grade,
+    run_checks,
+    start_plan,
 )
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
@@ -217,9 +218,9 @@ async def _grade_one(
             _grade_sync, item, rubric, judge, pacer, skip_judge, registry
         )
     with judge_calls() as calls:
-        plan = await asyncio.to_thread(_plan, item, rubric, judge, skip_judge, registry)
+        plan = _start(item, rubric, judge, skip_judge, registry)
         try:
-            answer = await ask_judge_async(plan, judge)
+            answer = await check_and_ask(plan, judge)
         except JudgeError as exc:
             _report_throttle(exc, pacer)
             return failed_evaluation(plan, f"{exc.reason}: {exc}", tuple(calls))
@@ -268,7 +269,14 @@ def _plan(
     item: Item, rubric: Rubric, judge: Judge | None, skip_judge: bool, registry: Registry | None
 ) -> GradePlan:
     """What grading ``item`` takes: its checkers' results and the judge keys to ask."""
-    return plan_grade(
+    return run_checks(_start(item, rubric, judge, skip_judge, registry))
+
+
+def _start(
+    item: Item, rubric: Rubric, judge: Judge | None, skip_judge: bool, registry: Registry | None
+) -> GradePlan:
+    """Grading ``item`` begun: the judge keys to ask, no checker run yet."""
+    return start_plan(
         item.draft,
         rubric,
         task=item.task,

@@ -2,7 +2,7 @@
 
 It grades exactly as :func:`~gradeloop.grade` does (the same plan, the same merge, the
 same checks on whatever the judge returns); only the waiting differs: the code
-checkers and any code shadows run in a worker thread, and the judge is awaited
+checkers and any code shadows run in a worker thread while the judge is awaited
 (``aevaluate`` when it has one, else its ``evaluate`` in a worker thread).
 """
 
@@ -22,13 +22,14 @@ from ._grade import (
     _JudgeAnswer,
     call_judge,
     finish_grade,
-    plan_grade,
+    run_checks,
+    start_plan,
 )
 from ._registry import Registry
 from ._rubric import Criterion, Rubric
 from ._verdict import Verdict
 
-__all__ = ["agrade", "ask_judge_async", "evaluate_async", "finish_async"]
+__all__ = ["agrade", "ask_judge_async", "check_and_ask", "evaluate_async", "finish_async"]
 
 
 async def agrade(
@@ -48,8 +49,7 @@ async def agrade(
     with only ``evaluate`` runs in a worker thread, as do the code checkers, so the
     event loop stays free for other drafts.
     """
-    plan = await asyncio.to_thread(
-        plan_grade,
+    plan = start_plan(
         draft,
         rubric,
         task=task,
@@ -60,8 +60,24 @@ async def agrade(
         metadata=metadata,
     )
     with judge_calls() as calls:
-        answer = await ask_judge_async(plan, judge)
+        answer = await check_and_ask(plan, judge)
     return await finish_async(plan, answer, tuple(calls))
+
+
+async def check_and_ask(plan: GradePlan, judge: Any) -> _JudgeAnswer | None:
+    """Run ``plan``'s checkers in a worker thread while the judge is asked (what it is
+    asked depends on the rubric alone, and checkers never raise: a broken one is a
+    failed key), so the request is on its way before the checkers end. Both are done
+    when this returns or raises; the judge's failure is raised after the checkers
+    filled ``plan.results``.
+    """
+    if not plan.rubric.code_criteria:
+        return await ask_judge_async(plan, judge)
+    checking = asyncio.ensure_future(asyncio.to_thread(run_checks, plan))
+    try:
+        return await ask_judge_async(plan, judge)
+    finally:
+        await checking
 
 
 async def ask_judge_async(plan: GradePlan, judge: Any) -> _JudgeAnswer | None:

@@ -278,20 +278,51 @@ def plan_grade(
     metadata: Mapping[str, Any] | None = None,
 ) -> GradePlan:
     """Check the arguments and run the code-filled keys' checkers."""
+    return run_checks(
+        start_plan(
+            draft,
+            rubric,
+            task=task,
+            judge=judge,
+            skip_judge=skip_judge,
+            registry=registry,
+            reference=reference,
+            metadata=metadata,
+        )
+    )
+
+
+def start_plan(
+    draft: str,
+    rubric: Rubric | Mapping[str, Any],
+    *,
+    task: str,
+    judge: object,
+    skip_judge: bool,
+    registry: Registry | None,
+    reference: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> GradePlan:
+    """Check the arguments and settle what the judge is asked; no checker runs yet
+    (:func:`run_checks` runs them). What the judge is asked depends on the rubric
+    alone, so an async grader can send the request while the checkers run."""
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
     reg = registry or default_registry()
     judge_criteria = rubric.judge_criteria
     if judge_criteria and judge is None and not skip_judge:
         raise JudgeRequiredError([c.key for c in judge_criteria])
-
     context = make_context(task, reference, metadata)
-    results: dict[str, CriterionResult] = {}
-    for c in rubric.code_criteria:
-        assert c.checker is not None
-        results[c.key] = _from_check(c, reg, draft, context)
     asked = judge_request(rubric) if judge is not None and not skip_judge else ()
-    return GradePlan(rubric, reg, draft, task, context, results, tuple(asked))
+    return GradePlan(rubric, reg, draft, task, context, {}, tuple(asked))
+
+
+def run_checks(plan: GradePlan) -> GradePlan:
+    """Run the code-filled keys' checkers into ``plan.results``; ``plan`` back."""
+    for c in plan.rubric.code_criteria:
+        assert c.checker is not None
+        plan.results[c.key] = _from_check(c, plan.registry, plan.draft, plan.context)
+    return plan
 
 
 def finish_grade(
@@ -612,4 +643,6 @@ __all__ = [
     "merge",
     "overall",
     "plan_grade",
+    "run_checks",
+    "start_plan",
 ]

@@ -13,7 +13,12 @@ pacing of :mod:`._pacing`), opens its OpenTelemetry span (named as
 summed ``gen_ai.usage.input_tokens`` and content-mode message content, which it
 records only for calls that return its ``Message`` model; gradeloop's own ``chat``
 span has the input tokens) and raises its typed errors for non-2xx answers; it
-decodes the JSON but builds no model (``cast_to=object``). Only the reading of a
+decodes the JSON but builds no model (``cast_to=object``). Two more savings, each
+taken only when nothing can tell the difference: the span is asked for only when it
+could be recorded or carry a trace context (a tracer provider is configured, or a
+span is current), and the body goes as the JSON bytes the SDK's own encoder would
+write when no middleware but gradeloop's pacing reads it as data (the SDK would
+otherwise deep-copy it first). Only the reading of a
 2xx answer is gradeloop's: :func:`read_message` turns its JSON
 into a :class:`RawReply`, which :func:`~._reply.first_text` and
 :class:`~._usage.Usage` read as they read an SDK ``Message``.
@@ -30,6 +35,8 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ._pacing import apace, pace
 
 __all__ = [
     "RawBlock",
@@ -122,7 +129,7 @@ def _body_and_options(client: Any, request: Mapping[str, Any]) -> tuple[dict[str
             stacklevel=5,
         )
     body = wire_body(request)
-    options: dict[str, Any] = dict(_span_options())
+    options: dict[str, Any] = dict(_span_options()) if _spans_recorded(client) else {}
     if client.timeout == DEFAULT_TIMEOUT:
         # raises ValueError for a max_tokens too large to wait for, as parse() does
         options["timeout"] = client._calculate_nonstreaming_timeout(
@@ -146,14 +153,57 @@ def _span_options() -> dict[str, Any]:
     }
 
 
+def _spans_recorded(client: Any) -> bool:
+    """Whether the SDK's span of a call on ``client`` could be recorded or propagate a
+    trace context. Not when the client has no tracer, nor when its tracer is the
+    OpenTelemetry API's proxy while no provider is configured and no span is current:
+    then the SDK would still build the span's attributes (about a tenth of the
+    request's CPU) for a span that goes nowhere."""
+    if not _span_options():
+        return False
+    tracer = getattr(client, "_tracer", _UNKNOWN)
+    if tracer is None:
+        return False
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None or not isinstance(tracer, trace.ProxyTracer):
+        return True  # a real tracer (the client's own provider), or one we cannot tell
+    return not isinstance(
+        trace.get_tracer_provider(), trace.ProxyTracerProvider
+    ) or trace.get_current_span().get_span_context().is_valid
+
+
+_UNKNOWN = object()
+# the SDK's own encoding of a body (anthropic._utils._json), for plain JSON data
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _send_args(client: Any, body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """``client.post``'s body arguments: the JSON already encoded (``content``) when
+    nothing reads the body as data on the way (no span to fill from it, no middleware
+    but gradeloop's pacing), which spares the SDK's deep copy of it; else the body
+    for the SDK to copy and encode (as it must for anything plain JSON cannot hold)."""
+    if "span_name" not in options and all(
+        m is pace or m is apace for m in getattr(client, "middleware", None) or ()
+    ):
+        try:
+            content = _ENCODER.encode(body).encode()
+        except (TypeError, ValueError):
+            pass
+        else:
+            return {"content": content}
+    return {"body": body}
+
+
 def post_message(client: Any, request: Mapping[str, Any]) -> RawReply:
     """Send ``request`` (``messages.parse`` keyword arguments) through the sync SDK
     ``client``'s own HTTP path; the SDK's errors propagate."""
     body, options = _body_and_options(client, request)
-    return read_message(client.post(_PATH, body=body, options=options, cast_to=object))
+    sent = _send_args(client, body, options)
+    return read_message(client.post(_PATH, options=options, cast_to=object, **sent))
 
 
 async def apost_message(client: Any, request: Mapping[str, Any]) -> RawReply:
     """:func:`post_message` on an ``AsyncAnthropic`` client."""
     body, options = _body_and_options(client, request)
-    return read_message(await client.post(_PATH, body=body, options=options, cast_to=object))
+    sent = _send_args(client, body, options)
+    return read_message(await client.post(_PATH, options=options, cast_to=object, **sent))

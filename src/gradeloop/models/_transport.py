@@ -140,11 +140,9 @@ class LeanTransport(httpx2.BaseTransport):
         scheme, host, port = key
         conn: http.client.HTTPConnection
         if scheme == "https":
-            conn = http.client.HTTPSConnection(
-                host, port, timeout=timeout.get("connect"), context=self._tls
-            )
+            conn = _TLSConnection(host, port, timeout=timeout.get("connect"), context=self._tls)
         else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout.get("connect"))
+            conn = _Connection(host, port, timeout=timeout.get("connect"))
         try:
             conn.connect()
         except TimeoutError as exc:
@@ -180,6 +178,32 @@ class LeanTransport(httpx2.BaseTransport):
             if self._fallback is None:
                 self._fallback = httpx2.HTTPTransport(verify=self._tls)
             return self._fallback
+
+
+class _OneWrite(http.client.HTTPConnection):
+    """A connection that sends a request's head and bytes body in one write.
+
+    ``http.client`` sends them in two: with Nagle off that is two segments, and for a
+    thread among many it is two system calls, each of which lets go of the GIL and
+    may have to wait for it again behind the other threads."""
+
+    def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
+        if not isinstance(message_body, bytes) or encode_chunked:
+            super()._send_output(message_body, encode_chunked)  # type: ignore[misc]
+            return
+        buffer: list[bytes] = self._buffer  # type: ignore[attr-defined]
+        buffer.extend((b"", b""))
+        head = b"\r\n".join(buffer)
+        del buffer[:]
+        self.send(head + message_body)
+
+
+class _Connection(_OneWrite):
+    pass
+
+
+class _TLSConnection(_OneWrite, http.client.HTTPSConnection):
+    pass
 
 
 class _Stale(Exception):
