@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -372,3 +372,64 @@ def test_a_judge_failure_during_the_checks_still_keeps_the_checked_keys(reg: Reg
     assert out[0].accepted and out[0]["short"].passed
     assert out[1].judge_error and not out[1].accepted
     assert not out[1]["short"].passed and out[1]["short"].issues  # the checker's own finding
+
+
+# -- the collector's full passes during a batch -----------------------------------------
+
+
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    """The suite freezes its heap once collected (conftest.py): undone for the test."""
+    import gc
+
+    gc.unfreeze()
+    try:
+        yield
+    finally:
+        gc.freeze()
+
+
+def test_a_batch_freezes_the_heap_it_found_and_unfreezes_it_after(unfrozen: None) -> None:
+    import gc
+
+    frozen: list[int] = []
+
+    def sees(text: str) -> CheckResult:
+        frozen.append(gc.get_freeze_count())
+        return CheckResult(True, [])
+
+    reg = Registry(autoload=False)
+    reg.add("sees", sees)
+    r = rubric(reg, {"key": "s", "description": "S.", "checker": "sees"})
+    assert gc.get_freeze_count() == 0
+    grade_many(["a", "b"], r, registry=reg)
+    assert frozen and all(n > 1000 for n in frozen)  # the modules, the rubric...
+    assert gc.get_freeze_count() == 0  # all back with the collector afterwards
+
+
+def test_a_freeze_or_a_disabled_collector_of_the_callers_is_left_alone(unfrozen: None) -> None:
+    import gc
+
+    from gradeloop.bulk._heap import quiet_heap
+
+    reg = Registry(autoload=False)
+    reg.add("short", short)
+    r = rubric(reg, SHORT)
+    gc.freeze()  # e.g. a pre-fork server's
+    try:
+        theirs = gc.get_freeze_count()
+        grade_many(["a"], r, registry=reg)
+        assert gc.get_freeze_count() >= theirs  # not undone by the batch
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        with quiet_heap():
+            assert gc.get_freeze_count() == 0  # the caller manages the collector
+    finally:
+        gc.enable()
+    with quiet_heap():  # overlapping batches share one freeze, undone by the last
+        with quiet_heap():
+            pass
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0

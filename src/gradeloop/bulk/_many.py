@@ -45,6 +45,7 @@ from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import Verdict
 from ..models._pacing import THROTTLED, Pacer, pace, pacing
+from ._heap import quiet_heap
 from ._progress import ManyProgress, ProgressBar, ProgressCallback
 
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
@@ -178,7 +179,7 @@ async def agrade_many(
             if report is not None:
                 report(state)
 
-    with pacing(pacer):
+    with pacing(pacer), quiet_heap():
         if bar is not None and bar.enabled:
             with bar:
                 await _run_workers(worker, min(concurrency, len(items)))
