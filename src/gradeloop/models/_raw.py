@@ -167,9 +167,10 @@ def _spans_recorded(client: Any) -> bool:
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None or not isinstance(tracer, trace.ProxyTracer):
         return True  # a real tracer (the client's own provider), or one we cannot tell
-    return not isinstance(
-        trace.get_tracer_provider(), trace.ProxyTracerProvider
-    ) or trace.get_current_span().get_span_context().is_valid
+    return (
+        not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        or trace.get_current_span().get_span_context().is_valid
+    )
 
 
 _UNKNOWN = object()
