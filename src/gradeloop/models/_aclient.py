@@ -29,6 +29,15 @@ def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnth
     ``http_client`` or the sync client's own middleware is not copied)."""
     import anthropic
 
+    if "http_client" not in extra:
+        # the lean asyncio transport (models/_atransport.py), unless a proxy is set
+        # or GRADELOOP_HTTPX_TRANSPORT=1; one TLS context for every twin: loading the
+        # CA bundle takes ~0.1 s, paid otherwise by each event loop that builds a twin
+        from ._atransport import lean_async_http_client
+
+        extra["http_client"] = lean_async_http_client(
+            tls_context()
+        ) or anthropic.DefaultAsyncHttpxClient(verify=tls_context())
     kwargs: dict[str, Any] = {
         "base_url": client.base_url,
         "max_retries": client.max_retries,
@@ -36,9 +45,6 @@ def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnth
         "default_headers": dict(getattr(client, "_custom_headers", None) or {}) or None,
         "default_query": dict(getattr(client, "_custom_query", None) or {}) or None,
         "middleware": [apace],
-        # one TLS context for every twin: loading the CA bundle takes ~0.1 s, paid
-        # otherwise by each event loop (each grade_many call) that builds a twin
-        "http_client": anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
         **extra,
     }
     if client.api_key:
