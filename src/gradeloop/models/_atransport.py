@@ -199,12 +199,14 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
             for conns in pool.values():
                 for conn in conns:
                     if loop is running:
-                        conn.close()
+                        conn.abort()
                     elif not loop.is_closed():
                         with contextlib.suppress(RuntimeError):  # closed meanwhile
-                            loop.call_soon_threadsafe(conn.close)
+                            loop.call_soon_threadsafe(conn.abort)
                     # a closed loop's transports cannot be closed through it any more:
                     # their sockets are closed when they are collected
+        if running is not None:
+            await asyncio.sleep(0)  # the sockets close on the loop's next turn
         if self._fallback is not None:
             await self._fallback.aclose()
 
@@ -256,12 +258,16 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
                 if not self._closed:
                     pool = self._pools.get(conn.loop)
                     if pool is None:
+                        # a loop's pool holds the loop (its connections do): forget the
+                        # pools of closed loops, whose connections can never be used
+                        for loop in [loop for loop in self._pools if loop.is_closed()]:
+                            del self._pools[loop]
                         pool = self._pools[conn.loop] = {}
                     conns = pool.setdefault(key, [])
                     if len(conns) < self._max_idle:
                         conns.append(conn)
                         return
-            conn.close()
+            conn.abort()
         else:
             conn.abort()
 
@@ -367,12 +373,9 @@ class _Conn(asyncio.Protocol):
             or self.transport.is_closing()
         )
 
-    def close(self) -> None:
-        self.dead = True
-        if self.transport is not None:
-            self.transport.close()
-
     def abort(self) -> None:
+        """Close at once: a TLS connection sends no close_notify and waits for none (a
+        graceful TLS close would outlive a loop that ends right after ``aclose``)."""
         self.dead = True
         if self.transport is not None:
             self.transport.abort()
@@ -626,4 +629,4 @@ class _Body(httpx2.AsyncByteStream):
         elif self._keep:
             self._transport._checkin(self._key, conn)
         else:
-            conn.close()
+            conn.abort()
