@@ -484,6 +484,24 @@ def test_interim_1xx_answers_are_skipped(serving: Callable[..., Server]) -> None
     assert server.connections == 1
 
 
+def test_endless_interim_answers_are_a_protocol_error(serving: Callable[..., Server]) -> None:
+    # a server that never gets past "100 Continue" (with the bound, 64 KiB of them;
+    # without, the client would loop for as long as they come)
+    interim = b"HTTP/1.1 100 Continue\r\nX-Pad: " + b"p" * 1000 + b"\r\n\r\n"
+
+    def serve(conn: socket.socket, f: BinaryIO, server: Server) -> None:
+        server.next(f)
+        try:
+            for _ in range(100_000):
+                conn.sendall(interim)
+        except OSError:
+            pass
+
+    server = serving(serve)
+    with pytest.raises(httpx2.RemoteProtocolError, match="interim"):
+        asyncio.run(get_all(lean(), server.url))
+
+
 @pytest.mark.parametrize(
     ("method", "answer"),
     [

@@ -136,6 +136,7 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
             await conn.drain(timeout.get("write"))
             writing = False
             read_timeout = timeout.get("read")
+            interim = 0  # 1xx heads skipped: bounded together like one head
             while True:
                 head = await conn.read_head(read_timeout)
                 version, status, reason, headers, fields = _parse_head(head)
@@ -143,6 +144,9 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
                     break
                 if status == 101:
                     raise _Protocol("101 Switching Protocols was not asked for")
+                interim += len(head) + 4
+                if interim > MAX_HEAD:
+                    raise _Protocol(f"the interim (1xx) answers are over {MAX_HEAD} bytes")
         except _Closed as exc:
             conn.abort()
             if reused and not conn.received:
