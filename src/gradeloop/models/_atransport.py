@@ -50,7 +50,8 @@ _PAUSE_AT = 256 * 1024  # stop reading the socket while this much is unconsumed
 _RESUME_AT = 64 * 1024
 
 _STATUS = re.compile(rb"HTTP/1\.([01]) ([1-9][0-9][0-9])(?: ([^\x00-\x08\x0a-\x1f\x7f]*))?")
-_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_HEADER_LINES = re.compile(rb"%s:[^\r\n\x00]*(?:\r\n%s:[^\r\n\x00]*)*" % (_TOKEN, _TOKEN))
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _DIGITS = re.compile(rb"[0-9]{1,19}")
 
@@ -83,20 +84,26 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
         headers = request.headers
+        raw = headers.raw
+        # the header names, for the few looked up (one pass, not httpx's per-name lookups)
+        names = b"\n" + b"\n".join([name for name, _ in raw]).lower() + b"\n"
         if (
             url.scheme not in ("http", "https")
             or "sni_hostname" in request.extensions
-            or "transfer-encoding" in headers
+            or b"\ntransfer-encoding\n" in names
         ):
             return await self._httpx().handle_async_request(request)
         key: _Key = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         timeout = request.extensions.get("timeout") or {}
-        body = await request.aread()
+        try:
+            body = request.content
+        except httpx2.RequestNotRead:
+            body = await request.aread()
         parts = [request.method.encode("ascii"), b" ", url.raw_path, b" HTTP/1.1\r\n"]
-        for name, value in headers.raw:
+        for name, value in raw:
             parts += (name, b": ", value, b"\r\n")
-        lines = len(headers.raw) + 2
-        if body and "content-length" not in headers:
+        lines = len(raw) + 2
+        if body and b"\ncontent-length\n" not in names:
             parts.append(b"Content-Length: %d\r\n" % len(body))
             lines += 1
         parts.append(b"\r\n")
@@ -105,7 +112,7 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
         if head.count(b"\n") != lines or head.count(b"\r") != lines:
             raise httpx2.LocalProtocolError("a header holds a CR or LF", request=request)
         data = head + body if body else head
-        close = _has_close(headers.get_list("connection"))
+        close = b"\nconnection\n" in names and _has_close(headers.get_list("connection"))
 
         loop = asyncio.get_running_loop()
         conn = self._checkout(loop, key)
@@ -507,18 +514,23 @@ def _parse_head(
     head: bytes,
 ) -> tuple[bytes, int, bytes, list[tuple[bytes, bytes]], dict[bytes, list[bytes]]]:
     """(minor version, status, reason, headers, the framing headers by lower-case name)."""
-    lines = head.split(b"\r\n")
-    if head.count(b"\n") != len(lines) - 1 or head.count(b"\r") != len(lines) - 1:
-        raise _Protocol("a bare CR or LF in the answer's head")
-    match = _STATUS.fullmatch(lines[0])
+    end = head.find(b"\r\n")
+    status_line = head if end < 0 else head[:end]
+    match = _STATUS.fullmatch(status_line)
     if match is None:
-        raise _Protocol(f"malformed status line: {lines[0][:100]!r}")
+        raise _Protocol(f"malformed status line: {status_line[:100]!r}")
     headers: list[tuple[bytes, bytes]] = []
     fields: dict[bytes, list[bytes]] = {}
-    for line in lines[1:]:
-        name, colon, value = line.partition(b":")
-        if not colon or not _TOKEN.fullmatch(name) or b"\x00" in value:
-            raise _Protocol(f"malformed header line: {line[:100]!r}")
+    if end < 0:
+        return match[1], int(match[2]), match[3] or b"", headers, fields
+    # every header line at once: a token, a colon, no CR, LF or NUL (no folded lines)
+    if _HEADER_LINES.fullmatch(head, end + 2) is None:
+        bad = next(
+            (x for x in head[end + 2 :].split(b"\r\n") if not _HEADER_LINES.fullmatch(x)), b""
+        )
+        raise _Protocol(f"malformed header line: {bad[:100]!r}")
+    for line in head[end + 2 :].split(b"\r\n"):
+        name, _, value = line.partition(b":")
         value = value.strip(b" \t")
         headers.append((name, value))
         lower = name.lower()
