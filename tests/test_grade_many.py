@@ -263,8 +263,12 @@ def test_a_cache_needs_a_judge_that_takes_one(reg: Registry, tmp_path: Any) -> N
         grade_many(["a"], rubric(reg, TONE), judge=AllMet(), cache=cache, registry=reg)
 
 
-@pytest.mark.parametrize("built_by", ["hand", "gradeloop"])
-def test_a_429_pauses_the_whole_batch_for_retry_after(emulator: Emulator, built_by: str) -> None:
+@pytest.mark.parametrize("built_by", ["hand", "gradeloop", "gradeloop, httpx's stack"])
+def test_a_429_pauses_the_whole_batch_for_retry_after(
+    emulator: Emulator, built_by: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if built_by.endswith("stack"):  # the sync client in worker threads (see below)
+        monkeypatch.setenv("GRADELOOP_HTTPX_TRANSPORT", "1")
     arrivals: list[float] = []
     throttled_at: list[float] = []
     lock = threading.Lock()
@@ -282,7 +286,8 @@ def test_a_429_pauses_the_whole_batch_for_retry_after(emulator: Emulator, built_
         )
 
     emulator.responder = answer
-    # by hand: awaited on the async twin; by gradeloop: its sync client in worker threads
+    # awaited on the async twin, but the sync client in worker threads without the
+    # lean transports
     client = emulator.client() if built_by == "hand" else make_client(base_url=emulator.base_url)
     judge = AnthropicJudge(client=client)
     states: list[ManyProgress] = []
@@ -302,23 +307,33 @@ def test_a_429_pauses_the_whole_batch_for_retry_after(emulator: Emulator, built_
     assert states[-1].throttled == 1
 
 
-def test_grade_many_sends_through_the_sync_client_and_agrade_many_awaits(
-    emulator: Emulator,
+def test_grade_many_awaits_the_lean_async_twin_unless_only_httpxs_stack_is_allowed(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     emulator.responder = lambda body: verdict_reply(
         {"reasoning": "ok", "criteria_met": {"tone": True}, "passed": True, "issues": []}
     )
     rubric = Rubric.from_dict({"criteria": [TONE]})
+
+    def agents_of_a_run() -> set[str]:
+        emulator.requests.clear()
+        judge = AnthropicJudge(client=make_client(base_url=emulator.base_url))
+        out = grade_many(["a", "b", "c"], rubric, judge=judge, concurrency=3)
+        assert all(e.accepted and len(e.judge_calls) == 1 for e in out)
+        return {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
+
+    # the async twin, on the lean asyncio transport: the least CPU a request
+    assert agents_of_a_run() == {"AsyncAnthropic"}
+    # without the lean transports (a proxy, or the opt-out) the async twin would run on
+    # httpx's own async stack, which costs more than the sync client in worker threads
+    monkeypatch.setenv("GRADELOOP_HTTPX_TRANSPORT", "1")
+    assert agents_of_a_run() == {"Anthropic"}
     judge = AnthropicJudge(client=make_client(base_url=emulator.base_url))
-    out = grade_many(["a", "b", "c"], rubric, judge=judge, concurrency=3)
-    assert all(e.accepted and len(e.judge_calls) == 1 for e in out)
-    agents = {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
-    assert agents == {"Anthropic"}  # the sync client, in grade_many's worker threads
     emulator.requests.clear()
     again = asyncio.run(agrade_many(["d", "e"], rubric, judge=judge, concurrency=2))
     assert all(e.accepted for e in again)
     agents = {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
-    assert agents == {"AsyncAnthropic"}  # awaited on the async twin
+    assert agents == {"AsyncAnthropic"}  # agrade_many always awaits the async twin
 
 
 def test_an_async_grade_asks_the_judge_while_its_checkers_run() -> None:

@@ -7,13 +7,19 @@ paused for the server's ``retry-after``). One draft's judge failure is that draf
 failed evaluation (``judge_error`` set, its judge keys not met), never the batch's
 exception. Code checkers run in worker threads, off the event loop.
 
-:func:`grade_many` asks an SDK-backed judge (:class:`~gradeloop.AnthropicJudge`) through
-its sync client in those worker threads when that client carries the pacing middleware
-(every client gradeloop builds does): the same request, reading and failure typing as
-``aevaluate``, but the SDK's async HTTP stack took about twice the wall time at 32
-requests in flight (benchmarks/README.md). Such a draft is graded whole (checkers,
-request, merge) in one worker thread, as :func:`~gradeloop.grade` grades it.
-:func:`agrade_many` awaits ``aevaluate``.
+An SDK-backed judge (:class:`~gradeloop.AnthropicJudge`) is awaited on its async
+twin, whose httpx client sends over gradeloop's lean asyncio transport
+(:mod:`gradeloop.models._atransport`), while the draft's checkers run in a worker
+thread: the request does not wait for them. When that transport is not allowed (a
+proxy is configured, or ``GRADELOOP_HTTPX_TRANSPORT=1``), :func:`grade_many` asks such
+a judge through its sync client in worker threads instead, when that client carries
+the pacing middleware (every client gradeloop builds does): the same request,
+reading and failure typing as ``aevaluate``, and less CPU a request than httpx's own
+async stack (benchmarks/README.md). Such a draft is graded whole (checkers, request,
+merge) in one worker thread, as :func:`~gradeloop.grade` grades it.
+:func:`agrade_many` always awaits ``aevaluate``. While a batch runs, the objects
+that existed before it are frozen out of the garbage collector's full passes
+(:mod:`._heap`).
 """
 
 from __future__ import annotations
@@ -232,12 +238,20 @@ _SDK_IN_THREADS: ContextVar[bool] = ContextVar("gradeloop_sdk_in_threads", defau
 
 
 def _sdk_judge(judge: Judge | None) -> bool:
-    """Whether ``judge`` is an AnthropicJudge (or a subclass), whose sync ``evaluate`` is
-    the same flow as ``aevaluate``, on a client that carries gradeloop's pacing
-    middleware (a client built by hand does not: its async twin does, so such a judge
-    is awaited). Never imports the SDK for a code-only run."""
+    """Whether ``judge`` is best asked through its sync client in worker threads: an
+    AnthropicJudge (or a subclass), whose sync ``evaluate`` is the same flow as
+    ``aevaluate``, on a client that carries gradeloop's pacing middleware (a client
+    built by hand does not: its async twin does, so such a judge is awaited), when
+    its async twin cannot have the lean asyncio transport (a proxy is configured, or
+    ``GRADELOOP_HTTPX_TRANSPORT=1``): httpx's own async stack costs more CPU a
+    request than the sync client's threads. Never imports the SDK for a code-only
+    run."""
     module = sys.modules.get("gradeloop.models._judge")
     if module is None or not isinstance(judge, module.AnthropicJudge):
+        return False
+    from ..models._transport import lean_transport_allowed  # httpx: the SDK is loaded
+
+    if lean_transport_allowed():
         return False
     return pace in tuple(getattr(judge.client, "middleware", None) or ())
 

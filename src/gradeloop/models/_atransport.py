@@ -26,18 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import ssl
 import threading
-import urllib.request
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
 
-from ._transport import _SOCKET_OPTIONS, OPT_OUT, _describe
+from ._transport import _SOCKET_OPTIONS, _describe, lean_transport_allowed
 
 __all__ = ["LeanAsyncTransport", "lean_async_http_client"]
 
@@ -59,7 +57,7 @@ _DIGITS = re.compile(rb"[0-9]{1,19}")
 def lean_async_http_client(verify: ssl.SSLContext) -> Any:
     """The SDK's default async httpx client on a :class:`LeanAsyncTransport`, or None
     (use the SDK's own) when the environment configures a proxy or sets ``OPT_OUT``."""
-    if urllib.request.getproxies() or os.environ.get(OPT_OUT, "").strip() not in ("", "0"):
+    if not lean_transport_allowed():
         return None
     # the SDK's own default client class: closed (its connections too) when collected
     from anthropic._base_client import AsyncHttpxClientWrapper

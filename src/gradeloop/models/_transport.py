@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["OPT_OUT", "LeanTransport", "lean_http_client"]
+__all__ = ["OPT_OUT", "LeanTransport", "lean_http_client", "lean_transport_allowed"]
 
 _SOCKET_OPTIONS = [
     (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
@@ -43,10 +43,17 @@ _Key = tuple[str, str, int]
 OPT_OUT = "GRADELOOP_HTTPX_TRANSPORT"  # set to 1: make_client keeps httpx's own transport
 
 
+def lean_transport_allowed() -> bool:
+    """Whether gradeloop's lean transports may carry requests: not when the
+    environment configures a proxy (httpx applies it only to its own transports) or
+    sets :data:`OPT_OUT`."""
+    return not urllib.request.getproxies() and os.environ.get(OPT_OUT, "").strip() in ("", "0")
+
+
 def lean_http_client(verify: ssl.SSLContext) -> Any:
     """The SDK's default httpx client on a :class:`LeanTransport`, or None (use the
     SDK's own) when the environment configures a proxy or sets :data:`OPT_OUT`."""
-    if urllib.request.getproxies() or os.environ.get(OPT_OUT, "").strip() not in ("", "0"):
+    if not lean_transport_allowed():
         return None
     # the SDK's own default client class: closed (its connections too) when collected
     from anthropic._base_client import SyncHttpxClientWrapper
