@@ -443,13 +443,19 @@ def _fence_finder() -> Callable[[str], object]:
 
 
 def _backtick_runs(n: int) -> str:
-    """Runs of 1, 2, 3... backticks between letters: the old code-span regex backtracked."""
+    """Runs of 1, 2, 3... backticks between letters: the old code-span regex backtracked.
+
+    Every run has its own length, so none closes another: the text stays prose at
+    every size. (Cutting the text at ``n`` inside a run used to leave a short last
+    run that closed an earlier one: a code span over 99 %, 63 % and 49 % of the text
+    at the three sizes, so they measured different work.)
+    """
     out, k, size = [], 1, 0
-    while size < n:
+    while size + k + 1 <= n:
         out.append("`" * k + "a")
         size += k + 1
         k += 1
-    return "".join(out)[:n]
+    return "".join(out) + "a" * (n - size)
 
 
 def _nested_items(n: int) -> str:

@@ -3,7 +3,8 @@
 A code span opens with a run of n backticks and closes at the next run of exactly
 n; an opener with no closer is literal text. Finding them with a lazy regular
 expression backtracks into quadratic time on runs of growing length, so the runs
-are listed once and matched with one forward pointer per run length: linear.
+are listed once (by one regular expression that cannot backtrack: a run of one
+character) and matched with one forward pointer per run length: linear.
 """
 
 from __future__ import annotations
@@ -23,17 +24,11 @@ def code_spans(text: str) -> list[tuple[int, int]]:
     escaped.
     """
     runs: list[tuple[int, int, int]] = []  # (position, length, length when opening)
-    n = len(text)
-    i = text.find("`")
-    while i >= 0:
-        j = i + 1
-        while j < n and text[j] == "`":
-            j += 1
-        slashes = 0
-        while i - slashes > 0 and text[i - slashes - 1] == "\\":
-            slashes += 1
+    for m in _RUN.finditer(text):  # each run found in C: no loop over its backticks
+        i, j = m.span()
+        # the backslashes right before a run end there: each is counted for one run
+        slashes = _slashes_before(text, i) if i and text[i - 1] == "\\" else 0
         runs.append((i, j - i, j - i - (slashes & 1)))
-        i = text.find("`", j)
     by_length: dict[int, list[int]] = {}
     for k, (_, length, _) in enumerate(runs):
         by_length.setdefault(length, []).append(k)
@@ -54,6 +49,23 @@ def code_spans(text: str) -> list[tuple[int, int]]:
         spans.append((pos + length - opening, runs[close][0] + opening))
         k = close + 1
     return spans
+
+
+_RUN = re.compile(r"`+")
+
+
+def _slashes_before(text: str, i: int) -> int:
+    """How many backslashes come right before ``text[i]``: counted back in growing
+    steps, so a long run costs its length, never a copy of the text before it."""
+    step, count = 64, 0
+    while True:
+        start = max(0, i - count - step)
+        chunk = text[start : i - count]
+        kept = chunk.rstrip("\\")
+        count += len(chunk) - len(kept)
+        if kept or start == 0:
+            return count
+        step *= 2
 
 
 def _entity(m: re.Match[str]) -> str:
