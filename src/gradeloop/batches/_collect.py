@@ -18,7 +18,7 @@ from ..bulk._many import failed_evaluation
 from ..errors import BatchError, JudgeError
 from ..grading._agrade import _Replay
 from ..grading._calls import judge_calls
-from ..grading._grade import Evaluation, _ask_judge, finish_grade, plan_grade
+from ..grading._grade import Evaluation, _ask_judge, finish_grade, run_checks, start_plan
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..history._batches import BatchJobRecord, BatchRequestRecord
@@ -219,8 +219,8 @@ def _evaluate(
     judge: AnthropicJudge,
     registry: Registry | None,
 ) -> Evaluation:
-    plan = plan_grade(
-        r.draft, rubric, task=r.task, judge=judge, skip_judge=False, registry=registry
+    plan = run_checks(
+        start_plan(r.draft, rubric, task=r.task, judge=judge, skip_judge=False, registry=registry)
     )
     with judge_calls() as calls:
         error = _WHY.get(outcome)

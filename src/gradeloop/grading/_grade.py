@@ -234,7 +234,7 @@ def grade(
     no judge was given, and :class:`~gradeloop.errors.JudgeError` when the judge
     fails; a judge failure is never turned into a pass.
     """
-    plan = plan_grade(
+    plan = start_plan(
         draft,
         rubric,
         task=task,
@@ -244,6 +244,7 @@ def grade(
         reference=reference,
         metadata=metadata,
     )
+    run_checks(plan)  # the code keys first; then the judge, about the rest
     with judge_calls() as calls:
         answer = _ask_judge(judge, task, draft, plan.asked, plan.rubric) if plan.asked else None
     return finish_grade(plan, answer, tuple(calls))
@@ -264,32 +265,6 @@ class GradePlan:
     context: CheckContext
     results: dict[str, CriterionResult]
     asked: tuple[Criterion, ...]
-
-
-def plan_grade(
-    draft: str,
-    rubric: Rubric | Mapping[str, Any],
-    *,
-    task: str,
-    judge: object,
-    skip_judge: bool,
-    registry: Registry | None,
-    reference: str | None = None,
-    metadata: Mapping[str, Any] | None = None,
-) -> GradePlan:
-    """Check the arguments and run the code-filled keys' checkers."""
-    return run_checks(
-        start_plan(
-            draft,
-            rubric,
-            task=task,
-            judge=judge,
-            skip_judge=skip_judge,
-            registry=registry,
-            reference=reference,
-            metadata=metadata,
-        )
-    )
 
 
 def start_plan(
@@ -642,7 +617,6 @@ __all__ = [
     "judge_answer",
     "merge",
     "overall",
-    "plan_grade",
     "run_checks",
     "start_plan",
 ]
