@@ -312,6 +312,20 @@ def _expire(waiter: asyncio.Future[bool]) -> None:
         waiter.set_result(False)
 
 
+async def _woken(
+    loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[bool], timeout: float | None
+) -> None:
+    """Wait until ``waiter`` is woken (True); :class:`_Timeout` when :func:`_expire`
+    ends it (False) after ``timeout`` seconds."""
+    timer = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
+    try:
+        if not await waiter:
+            raise _Timeout
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
 class _Conn(asyncio.Protocol):
     """One connection: the bytes received and not yet consumed, and waits for more."""
 
@@ -400,14 +414,8 @@ class _Conn(asyncio.Protocol):
         while self._write_paused:
             if self.ended:
                 raise _Closed(self.error)
-            drainer = self._drainer = self.loop.create_future()
-            timer = self.loop.call_later(timeout, _expire, drainer) if timeout is not None else None
-            try:
-                if not await drainer:
-                    raise _Timeout
-            finally:
-                if timer is not None:
-                    timer.cancel()
+            self._drainer = self.loop.create_future()
+            await _woken(self.loop, self._drainer, timeout)
         if self.ended and self.error is not None:
             raise _Closed(self.error)
 
@@ -421,15 +429,11 @@ class _Conn(asyncio.Protocol):
         if self._paused and self.transport is not None:
             self._paused = False
             self.transport.resume_reading()
-        waiter = self._waiter = self.loop.create_future()
-        timer = self.loop.call_later(timeout, _expire, waiter) if timeout is not None else None
+        self._waiter = self.loop.create_future()
         try:
-            if not await waiter:
-                raise _Timeout
+            await _woken(self.loop, self._waiter, timeout)
         finally:
             self._waiter = None
-            if timer is not None:
-                timer.cancel()
 
     def _consume(self, n: int) -> bytes:
         buf = self.buf
