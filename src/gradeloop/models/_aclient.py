@@ -26,18 +26,19 @@ __all__ = ["AsyncTwin", "async_twin", "tls_context"]
 def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnthropic:
     """An ``AsyncAnthropic`` with ``client``'s credentials, URL, retries, timeout and
     default headers and query, and gradeloop's pacing middleware (a custom
-    ``http_client`` or the sync client's own middleware is not copied)."""
+    ``http_client`` or the sync client's own middleware is not copied). On the lean
+    transport, the twin gets a direct lane (:mod:`._direct`)."""
     import anthropic
 
+    lean = None
     if "http_client" not in extra:
         # the lean asyncio transport (models/_atransport.py), unless a proxy is set
         # or GRADELOOP_HTTPX_TRANSPORT=1; one TLS context for every twin: loading the
         # CA bundle takes ~0.1 s, paid otherwise by each event loop that builds a twin
         from ._atransport import lean_async_http_client
 
-        extra["http_client"] = lean_async_http_client(
-            tls_context()
-        ) or anthropic.DefaultAsyncHttpxClient(verify=tls_context())
+        lean = lean_async_http_client(tls_context())
+        extra["http_client"] = lean or anthropic.DefaultAsyncHttpxClient(verify=tls_context())
     kwargs: dict[str, Any] = {
         "base_url": client.base_url,
         "max_retries": client.max_retries,
@@ -53,7 +54,15 @@ def async_twin(client: anthropic.Anthropic, **extra: Any) -> anthropic.AsyncAnth
         kwargs["auth_token"] = client.auth_token
     elif getattr(client, "credentials", None) is not None:
         kwargs["credentials"] = client.credentials
-    return anthropic.AsyncAnthropic(**kwargs)
+    twin = anthropic.AsyncAnthropic(**kwargs)
+    if lean is not None and "middleware" not in extra:  # all of it gradeloop's own
+        from ._atransport import LeanAsyncTransport
+        from ._direct import open_lane
+
+        transport = getattr(lean, "_transport", None)
+        if isinstance(transport, LeanAsyncTransport):
+            open_lane(twin, transport, lean)
+    return twin
 
 
 @functools.lru_cache(maxsize=1)

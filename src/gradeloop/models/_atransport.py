@@ -30,14 +30,15 @@ import re
 import ssl
 import threading
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import httpx2
 
 from ._transport import _SOCKET_OPTIONS, _describe, lean_transport_allowed
 
-__all__ = ["LeanAsyncTransport", "lean_async_http_client"]
+__all__ = ["LeanAsyncTransport", "Tap", "lean_async_http_client", "tapped"]
 
 _Key = tuple[str, str, int]
 
@@ -65,6 +66,36 @@ def lean_async_http_client(verify: ssl.SSLContext) -> Any:
     return AsyncHttpxClientWrapper(transport=LeanAsyncTransport(verify))
 
 
+class Tap:
+    """What the direct lane (:mod:`._direct`) asks of the next request the current
+    context hands this transport: to be shown it as built (``seen``), and to answer it
+    with an outcome already had (``replay``: a response, or an exception to raise)
+    instead of sending it. A tap serves one request, then is gone."""
+
+    __slots__ = ("replay", "seen")
+
+    def __init__(
+        self,
+        seen: Callable[[httpx2.Request], None] | None = None,
+        replay: httpx2.Response | Exception | None = None,
+    ) -> None:
+        self.seen = seen
+        self.replay = replay
+
+
+_TAP: ContextVar[Tap | None] = ContextVar("gradeloop_transport_tap", default=None)
+
+
+@contextlib.contextmanager
+def tapped(tap: Tap) -> Iterator[None]:
+    """``tap`` for the next request of this context (and none after the block)."""
+    token = _TAP.set(tap)
+    try:
+        yield
+    finally:
+        _TAP.reset(token)
+
+
 class LeanAsyncTransport(httpx2.AsyncBaseTransport):
     """HTTP/1.1 over asyncio with kept-alive connections, pooled per event loop (a
     connection is only ever used by the loop it was opened in)."""
@@ -80,6 +111,15 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
         self._fallback: httpx2.AsyncHTTPTransport | None = None
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        tap = _TAP.get()
+        if tap is not None:
+            _TAP.set(None)
+            if tap.seen is not None:
+                tap.seen(request)
+            if isinstance(tap.replay, Exception):
+                raise tap.replay
+            if tap.replay is not None:
+                return tap.replay
         url = request.url
         headers = request.headers
         raw = headers.raw
