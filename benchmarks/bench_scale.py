@@ -14,8 +14,10 @@ not share this process's interpreter lock) and answers every request after a fix
   at 32); each ``--jobs`` above 1 runs ``--repeat`` times (the machine's speed drifts
   by several points from run to run): every run's share is printed, the row holds the
   best; beside it, the baseline of the issue: ``grade()`` in a thread pool of the
-  same size, with the sync client; then the client's CPU a draft and the server's
-  CPU a request, both for the ``grade_many`` run;
+  same size, with the sync client; then the client's CPU a draft, the server's
+  CPU a request, and how late the server's answers left (median / largest, in ms
+  after arrival + latency: the emulator's own precision), all for the last
+  ``grade_many`` run;
 * the same grading run twice with a verdict cache: the second run's requests (0) and
   time;
 * the Message Batches path over ``--batch-drafts`` drafts: submitted, waited for and
@@ -136,7 +138,9 @@ def timed(server: Server, fn: Any) -> tuple[Any, float, dict[str, float]]:
     elapsed = time.perf_counter() - started
     client_cpu = time.process_time() - cpu
     after = server.counts()
-    return result, elapsed, {k: after[k] - before[k] for k in after} | {"client_cpu_s": client_cpu}
+    spent = {k: after[k] - before[k] for k in ("messages", "batches", "cpu_s")}
+    late = {k: after[k] for k in after if k.startswith("late_")}  # since the last count
+    return result, elapsed, spent | late | {"client_cpu_s": client_cpu}
 
 
 def concurrency(server: Server, n: int, latency: float, jobs: list[int], repeat: int) -> None:
@@ -145,6 +149,7 @@ def concurrency(server: Server, n: int, latency: float, jobs: list[int], repeat:
     print(
         f"{'jobs':>6} {'wall s':>8} {'ideal s':>8} {'% ideal':>8} {'speed-up':>9} "
         f"{'requests':>9} {'threads s':>10} {'% ideal':>8} {'client ms':>10} {'server ms':>10}"
+        f" {'late ms':>10}"
     )
     serial: float | None = None
     for j in jobs:
@@ -173,6 +178,7 @@ def concurrency(server: Server, n: int, latency: float, jobs: list[int], repeat:
             f" {counts['messages']:>9.0f} {pooled:>10.2f} {ideal / pooled * 100:>7.0f}%"
             f" {counts['client_cpu_s'] / n * 1000:>10.2f}"
             f" {counts['cpu_s'] / max(1, counts['messages']) * 1000:>10.2f}"
+            f" {counts.get('late_median_ms', 0):>5.2f}/{counts.get('late_max_ms', 0):<4.1f}"
         )
 
 
