@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import selectors
 import socket
 import sys
 import threading
@@ -58,8 +59,8 @@ class AsyncFront:
     A request's arrival is stamped in ``data_received``, when the loop reads its last
     byte, before any request of the same read is worked on (the work is deferred by
     one loop iteration), so a burst of requests is not stamped one answer-build apart.
-    Its answer is written at arrival + ``latency``: a loop timer wakes a millisecond
-    early (epoll rounds its waits up to whole milliseconds) and the rest is slept.
+    Its answer is written at arrival + ``latency`` by a loop timer, on a ``select``
+    loop (whose waits are not rounded up to whole milliseconds as epoll's are).
     ``lateness`` holds how late each answer left, in seconds, for the benchmark to
     print.
     """
@@ -67,7 +68,9 @@ class AsyncFront:
     def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
         self.lateness: list[float] = []
-        self.loop = asyncio.new_event_loop()
+        # select(2) takes its timeout in microseconds (epoll in whole milliseconds,
+        # rounded up): the answers' timers fire on time without sleeping in the loop
+        self.loop = asyncio.SelectorEventLoop(selectors.SelectSelector())
         started = threading.Event()
         threading.Thread(target=self._run, args=(started,), daemon=True).start()
         started.wait()
@@ -154,12 +157,9 @@ class _Connection(asyncio.Protocol):
             self._write(data)
             return
         due = arrived + self.front.emulator.latency
-        self.loop.call_at(due - 0.001, self._send, data, due)
+        self.loop.call_at(due, self._send, data, due)
 
     def _send(self, data: bytes, due: float) -> None:
-        left = due - self.loop.time()
-        if left > 0:
-            time.sleep(left)
         self.front.lateness.append(self.loop.time() - due)
         self._write(data)
 
