@@ -448,3 +448,58 @@ def test_a_freeze_or_a_disabled_collector_of_the_callers_is_left_alone(unfrozen:
             pass
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
+
+
+# -- the switch interval during a batch ------------------------------------------------
+
+
+def test_a_batch_shortens_the_switch_interval_and_puts_it_back() -> None:
+    import sys
+
+    seen: list[float] = []
+
+    def sees(text: str) -> CheckResult:
+        seen.append(sys.getswitchinterval())
+        return CheckResult(True, [])
+
+    reg = Registry(autoload=False)
+    reg.add("sees", sees)
+    r = rubric(reg, {"key": "s", "description": "S.", "checker": "sees"})
+    assert sys.getswitchinterval() == 0.005
+    grade_many(["a", "b"], r, registry=reg)
+    assert seen == [0.002, 0.002]
+    assert sys.getswitchinterval() == 0.005
+
+
+def test_a_switch_interval_of_the_callers_is_left_alone() -> None:
+    import sys
+
+    from gradeloop.bulk._gil import prompt_loop
+
+    seen: list[float] = []
+
+    def sees(text: str) -> CheckResult:
+        seen.append(sys.getswitchinterval())
+        return CheckResult(True, [])
+
+    reg = Registry(autoload=False)
+    reg.add("sees", sees)
+    r = rubric(reg, {"key": "s", "description": "S.", "checker": "sees"})
+    sys.setswitchinterval(0.01)
+    try:
+        grade_many(["a"], r, registry=reg)
+        assert seen == [0.01] and sys.getswitchinterval() == 0.01
+    finally:
+        sys.setswitchinterval(0.005)
+    with prompt_loop():  # overlapping batches: put back when the last one ends
+        with prompt_loop():
+            pass
+        assert sys.getswitchinterval() == 0.002
+        sys.setswitchinterval(0.003)  # changed by the caller meanwhile: theirs stays
+    try:
+        assert sys.getswitchinterval() == 0.003
+    finally:
+        sys.setswitchinterval(0.005)
+    with prompt_loop():
+        pass
+    assert sys.getswitchinterval() == 0.005

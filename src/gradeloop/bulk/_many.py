@@ -51,6 +51,7 @@ from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import Verdict
 from ..models._pacing import THROTTLED, Pacer, pace, pacing
+from ._gil import prompt_loop
 from ._heap import quiet_heap
 from ._progress import ManyProgress, ProgressBar, ProgressCallback
 
@@ -185,7 +186,7 @@ async def agrade_many(
             if report is not None:
                 report(state)
 
-    with pacing(pacer), quiet_heap():
+    with pacing(pacer), quiet_heap(), prompt_loop():
         if bar is not None and bar.enabled:
             with bar:
                 await _run_workers(worker, min(concurrency, len(items)))
