@@ -12,12 +12,13 @@ not share this process's interpreter lock) and answers every request after a fix
   (drafts x latency / jobs), the share of the ideal reached, the speed-up over
   ``--jobs 1`` and the requests the server received (target: >= 90 % of the ideal
   at 32); each ``--jobs`` above 1 runs ``--repeat`` times (the machine's speed drifts
-  by several points from run to run): every run's share is printed, the row holds the
-  best; beside it, the baseline of the issue: ``grade()`` in a thread pool of the
-  same size, with the sync client; then the client's CPU a draft, the server's
-  CPU a request, and how late the server's answers left (median / largest, in ms
-  after arrival + latency: the emulator's own precision), all for the last
-  ``grade_many`` run;
+  by several points from run to run): every run's share is printed, with the CPU
+  time the hypervisor took from this machine meanwhile (``steal`` in /proc/stat),
+  and the row holds the best; beside it, the baseline of the issue: ``grade()`` in
+  a thread pool of the same size, with the sync client; then the client's CPU a
+  draft, the server's CPU a request, and how late the server's answers left
+  (median / largest, in ms after arrival + latency: the emulator's own precision),
+  all for the last ``grade_many`` run;
 * the same grading run twice with a verdict cache: the second run's requests (0) and
   time;
 * the Message Batches path over ``--batch-drafts`` drafts: submitted, waited for and
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -133,14 +135,27 @@ def timed(server: Server, fn: Any) -> tuple[Any, float, dict[str, float]]:
     """``fn()``, its wall time, and what it cost: requests and server CPU (the server's
     counts), and ``client_cpu_s``, this process's CPU seconds."""
     before = server.counts()
+    steal = stolen_ms()
     cpu, started = time.process_time(), time.perf_counter()
     result = fn()
     elapsed = time.perf_counter() - started
     client_cpu = time.process_time() - cpu
+    steal = stolen_ms() - steal
     after = server.counts()
     spent = {k: after[k] - before[k] for k in ("messages", "batches", "cpu_s")}
     late = {k: after[k] for k in after if k.startswith("late_")}  # since the last count
-    return result, elapsed, spent | late | {"client_cpu_s": client_cpu}
+    return result, elapsed, spent | late | {"client_cpu_s": client_cpu, "steal_ms": steal}
+
+
+def stolen_ms() -> float:
+    """The machine's CPU time taken by its hypervisor so far (``steal`` in
+    /proc/stat, all CPUs, in ms); NaN where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+        return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
 
 
 def concurrency(server: Server, n: int, latency: float, jobs: list[int], repeat: int) -> None:
@@ -154,6 +169,7 @@ def concurrency(server: Server, n: int, latency: float, jobs: list[int], repeat:
     serial: float | None = None
     for j in jobs:
         walls: list[float] = []
+        steals: list[float] = []
         for _ in range(1 if j == 1 else repeat):
             fresh = judge(server)  # built before the clock starts, as a caller holds one
             evaluations, one, counts = timed(
@@ -164,11 +180,16 @@ def concurrency(server: Server, n: int, latency: float, jobs: list[int], repeat:
             )
             assert len(evaluations) == n and all(e.judge_error is None for e in evaluations)
             walls.append(one)
+            steals.append(counts["steal_ms"])
         wall = min(walls)
         ideal = n * latency / j
         if len(walls) > 1:
             each = " / ".join(f"{ideal / w * 100:.0f}" for w in walls)
-            print(f"{'':>6} runs at {j}: {each} % of the ideal (the best is in the row)")
+            stolen = " / ".join(f"{ms:.0f}" for ms in steals)
+            print(
+                f"{'':>6} runs at {j}: {each} % of the ideal (the best is in the row);"
+                f" CPU time the host took meanwhile: {stolen} ms"
+            )
         if j == 1:
             serial = wall
         speedup = f"{(serial / wall):.1f}x" if serial else "-"
