@@ -404,18 +404,23 @@ def unfrozen() -> Iterator[None]:
         gc.freeze()
 
 
-def test_a_batch_freezes_the_heap_it_found_and_unfreezes_it_after(unfrozen: None) -> None:
-    import gc
-
-    frozen: list[int] = []
+def seeing(probe: Any) -> tuple[list[Any], Rubric, Registry]:
+    """A rubric whose one checker notes ``probe()`` as it runs, and the notes."""
+    notes: list[Any] = []
 
     def sees(text: str) -> CheckResult:
-        frozen.append(gc.get_freeze_count())
+        notes.append(probe())
         return CheckResult(True, [])
 
     reg = Registry(autoload=False)
     reg.add("sees", sees)
-    r = rubric(reg, {"key": "s", "description": "S.", "checker": "sees"})
+    return notes, rubric(reg, {"key": "s", "description": "S.", "checker": "sees"}), reg
+
+
+def test_a_batch_freezes_the_heap_it_found_and_unfreezes_it_after(unfrozen: None) -> None:
+    import gc
+
+    frozen, r, reg = seeing(gc.get_freeze_count)
     assert gc.get_freeze_count() == 0
     grade_many(["a", "b"], r, registry=reg)
     assert frozen and all(n > 1000 for n in frozen)  # the modules, the rubric...
@@ -425,7 +430,7 @@ def test_a_batch_freezes_the_heap_it_found_and_unfreezes_it_after(unfrozen: None
 def test_a_freeze_or_a_disabled_collector_of_the_callers_is_left_alone(unfrozen: None) -> None:
     import gc
 
-    from gradeloop.bulk._heap import quiet_heap
+    from gradeloop.bulk._process import quiet_heap
 
     reg = Registry(autoload=False)
     reg.add("short", short)
@@ -456,15 +461,7 @@ def test_a_freeze_or_a_disabled_collector_of_the_callers_is_left_alone(unfrozen:
 def test_a_batch_shortens_the_switch_interval_and_puts_it_back() -> None:
     import sys
 
-    seen: list[float] = []
-
-    def sees(text: str) -> CheckResult:
-        seen.append(sys.getswitchinterval())
-        return CheckResult(True, [])
-
-    reg = Registry(autoload=False)
-    reg.add("sees", sees)
-    r = rubric(reg, {"key": "s", "description": "S.", "checker": "sees"})
+    seen, r, reg = seeing(sys.getswitchinterval)
     assert sys.getswitchinterval() == 0.005
     grade_many(["a", "b"], r, registry=reg)
     assert seen == [0.002, 0.002]
@@ -474,17 +471,9 @@ def test_a_batch_shortens_the_switch_interval_and_puts_it_back() -> None:
 def test_a_switch_interval_of_the_callers_is_left_alone() -> None:
     import sys
 
-    from gradeloop.bulk._gil import prompt_loop
+    from gradeloop.bulk._process import prompt_loop
 
-    seen: list[float] = []
-
-    def sees(text: str) -> CheckResult:
-        seen.append(sys.getswitchinterval())
-        return CheckResult(True, [])
-
-    reg = Registry(autoload=False)
-    reg.add("sees", sees)
-    r = rubric(reg, {"key": "s", "description": "S.", "checker": "sees"})
+    seen, r, reg = seeing(sys.getswitchinterval)
     sys.setswitchinterval(0.01)
     try:
         grade_many(["a"], r, registry=reg)

@@ -18,8 +18,8 @@ reading and failure typing as ``aevaluate``, and less CPU a request than httpx's
 async stack (benchmarks/README.md). Such a draft is graded whole (checkers, request,
 merge) in one worker thread, as :func:`~gradeloop.grade` grades it.
 :func:`agrade_many` always awaits ``aevaluate``. While a batch runs, the objects
-that existed before it are frozen out of the garbage collector's full passes
-(:mod:`._heap`).
+that existed before it are frozen out of the garbage collector's full passes and
+the interpreter's switch interval is 2 ms (:mod:`._process`).
 """
 
 from __future__ import annotations
@@ -51,8 +51,7 @@ from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import Verdict
 from ..models._pacing import THROTTLED, Pacer, pace, pacing
-from ._gil import prompt_loop
-from ._heap import quiet_heap
+from ._process import prompt_loop, quiet_heap
 from ._progress import ManyProgress, ProgressBar, ProgressCallback
 
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
