@@ -36,7 +36,7 @@ from typing import Any
 
 import httpx2
 
-from ._transport import _SOCKET_OPTIONS, _describe, lean_transport_allowed
+from ._transport import SOCKET_OPTIONS, describe_os_error, lean_transport_allowed
 
 __all__ = ["LeanAsyncTransport", "Tap", "lean_async_http_client", "tapped"]
 
@@ -197,9 +197,9 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
             if reused and not conn.received:
                 raise _Stale from exc
             if writing and exc.error is not None:
-                raise httpx2.WriteError(_describe(exc.error), request=request) from exc
+                raise httpx2.WriteError(describe_os_error(exc.error), request=request) from exc
             if exc.error is not None:
-                raise httpx2.ReadError(_describe(exc.error), request=request) from exc
+                raise httpx2.ReadError(describe_os_error(exc.error), request=request) from exc
             what = "an incomplete answer" if conn.received else "no answer"
             raise httpx2.RemoteProtocolError(
                 f"the server closed the connection after {what}", request=request
@@ -279,15 +279,15 @@ class LeanAsyncTransport(httpx2.AsyncBaseTransport):
         except TimeoutError as exc:
             raise httpx2.ConnectTimeout("timed out", request=request) from exc
         except OSError as exc:  # refused, unreachable, name unknown, TLS failures
-            raise httpx2.ConnectError(_describe(exc), request=request) from exc
+            raise httpx2.ConnectError(describe_os_error(exc), request=request) from exc
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
-                for level, option, value in _SOCKET_OPTIONS:
+                for level, option, value in SOCKET_OPTIONS:
                     sock.setsockopt(level, option, value)
             except OSError as exc:
                 transport.abort()
-                raise httpx2.ConnectError(_describe(exc), request=request) from exc
+                raise httpx2.ConnectError(describe_os_error(exc), request=request) from exc
         return conn
 
     def _checkout(self, loop: asyncio.AbstractEventLoop, key: _Key) -> _Conn | None:
@@ -659,7 +659,7 @@ class _Body(httpx2.AsyncByteStream):
         except _Closed as exc:
             self._abort()
             if exc.error is not None:
-                raise httpx2.ReadError(_describe(exc.error), request=self._request) from exc
+                raise httpx2.ReadError(describe_os_error(exc.error), request=self._request) from exc
             raise httpx2.RemoteProtocolError(
                 "the server closed the connection before the body's end", request=self._request
             ) from exc

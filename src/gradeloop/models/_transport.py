@@ -31,9 +31,16 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["OPT_OUT", "LeanTransport", "lean_http_client", "lean_transport_allowed"]
+__all__ = [
+    "OPT_OUT",
+    "SOCKET_OPTIONS",
+    "LeanTransport",
+    "describe_os_error",
+    "lean_http_client",
+    "lean_transport_allowed",
+]
 
-_SOCKET_OPTIONS = [
+SOCKET_OPTIONS = [
     (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
     (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),  # a request's writes are never held back
 ]
@@ -120,7 +127,7 @@ class LeanTransport(httpx2.BaseTransport):
             conn.close()
             if reused and isinstance(exc, ConnectionError):
                 raise _Stale from exc
-            raise httpx2.RemoteProtocolError(_describe(exc), request=request) from exc
+            raise httpx2.RemoteProtocolError(describe_os_error(exc), request=request) from exc
         return httpx2.Response(
             response.status,
             headers=response.getheaders(),
@@ -157,8 +164,8 @@ class LeanTransport(httpx2.BaseTransport):
             raise httpx2.ConnectTimeout(str(exc) or "timed out", request=request) from exc
         except OSError as exc:
             conn.close()
-            raise httpx2.ConnectError(_describe(exc), request=request) from exc
-        for level, option, value in _SOCKET_OPTIONS:
+            raise httpx2.ConnectError(describe_os_error(exc), request=request) from exc
+        for level, option, value in SOCKET_OPTIONS:
             conn.sock.setsockopt(level, option, value)
         return conn
 
@@ -245,7 +252,7 @@ class _Body(httpx2.SyncByteStream):
         except TimeoutError as exc:
             raise httpx2.ReadTimeout(str(exc) or "timed out", request=self._request) from exc
         except (OSError, http.client.HTTPException) as exc:
-            raise httpx2.ReadError(_describe(exc), request=self._request) from exc
+            raise httpx2.ReadError(describe_os_error(exc), request=self._request) from exc
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
@@ -271,5 +278,6 @@ def _usable(conn: http.client.HTTPConnection) -> bool:
     return not readable
 
 
-def _describe(exc: BaseException) -> str:
+def describe_os_error(exc: BaseException) -> str:
+    """An OS or TLS error as an httpx error's message (both lean transports')."""
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
