@@ -359,11 +359,21 @@ def test_a_twin_that_signs_keys_or_keeps_cookies_has_no_lane(
 
 
 @pytest.mark.parametrize(
-    ("method", "retry", "usable"),
-    [("POST", "0", True), ("POST", "1", False), ("GET", "0", False)],
+    ("method", "retry", "extensions", "usable"),
+    [
+        ("POST", "0", {"timeout": {}}, True),
+        ("POST", "1", {"timeout": {}}, False),
+        ("GET", "0", {"timeout": {}}, False),
+        ("POST", "0", {"timeout": {}, "sni_hostname": "my-host"}, False),
+    ],
 )
-def test_only_a_first_post_makes_a_template(method: str, retry: str, usable: bool) -> None:
+def test_only_a_plain_first_post_makes_a_template(
+    method: str, retry: str, extensions: dict[str, Any], usable: bool
+) -> None:
     request = httpx2.Request(
-        method, "http://h/v1/messages", headers={"x-stainless-retry-count": retry}
+        method,
+        "http://h/v1/messages",
+        headers={"x-stainless-retry-count": retry},
+        extensions=extensions,
     )
     assert _direct._Template.usable(request) is usable

@@ -80,11 +80,13 @@ class _Template:
     @staticmethod
     def usable(request: httpx2.Request) -> bool:
         """Whether ``request`` can stand for every first attempt with its timeout: a
-        POST, a first attempt, with a body of its own."""
+        POST, a first attempt, with a body of its own, asking the transport nothing
+        but its timeouts (an ``sni_hostname`` goes to httpx's own transport)."""
         return (
             request.method == "POST"
             and request.headers.get("x-stainless-retry-count") == "0"
             and "transfer-encoding" not in request.headers
+            and set(request.extensions) <= {"timeout"}
         )
 
 
