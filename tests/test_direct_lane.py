@@ -209,7 +209,9 @@ def test_a_timeout_on_the_lane_is_the_sdks_timeout_error(
     assert timed_out == [1] and len(emulator.requests) == 1  # the replay is not sent
 
 
-def test_a_cookie_is_kept_and_later_requests_carry_it(emulator: Emulator) -> None:
+def test_a_cookie_is_kept_and_later_requests_carry_it(
+    emulator: Emulator, sdk_builds: list[int]
+) -> None:
     emulator.enqueue(*(verdict_reply(good()) for _ in range(3)))
     answer = emulator.answer
     calls: list[int] = []
@@ -227,6 +229,25 @@ def test_a_cookie_is_kept_and_later_requests_carry_it(emulator: Emulator) -> Non
     assert len(emulator.requests) == 3  # the cookie's answer was not asked twice
     assert "cookie" not in emulator.requests[1].headers
     assert emulator.requests[2].headers["cookie"] == "sid=abc"
+    assert len(sdk_builds) == 1  # both after the pilot took the lane
+
+
+def test_a_template_keeps_no_cookie(emulator: Emulator) -> None:
+    emulator.enqueue(*(verdict_reply(good()) for _ in range(2)))
+    judge = AnthropicJudge(client=emulator.client())
+
+    async def main() -> None:
+        jar = _direct._LANES[judge._async.client()].http.cookies
+        try:
+            jar.set("sid", "old", domain="127.0.0.1")
+            await judge.aevaluate("the task", "pilot", CRITERIA)
+            jar.set("sid", "new", domain="127.0.0.1")
+            await judge.aevaluate("the task", "on the lane", CRITERIA)
+        finally:
+            await judge.aclose()
+
+    asyncio.run(main())
+    assert [r.headers.get("cookie") for r in emulator.requests] == ["sid=old", "sid=new"]
 
 
 def test_pacing_sees_each_answer_once(emulator: Emulator) -> None:
@@ -325,7 +346,7 @@ def test_a_tap_serves_one_request_and_ends_with_its_block() -> None:
         # the SDK decodes these as text, with the charset they name: the SDK's to read
         (200, {"content-type": "text/plain; charset=latin-1"}, False),
         (200, {}, False),
-        (200, {"content-type": "application/json", "set-cookie": "a=b"}, False),
+        (200, {"content-type": "application/json", "set-cookie": "a=b"}, True),
         (429, {"content-type": "application/json"}, False),
         (302, {"content-type": "application/json"}, False),
     ],
@@ -337,9 +358,7 @@ def test_only_plain_json_successes_stay_on_the_lane(
 
 
 @pytest.mark.parametrize("setting", ["none", "custom_auth", "idempotency", "cookie"])
-def test_a_twin_that_signs_keys_or_keeps_cookies_has_no_lane(
-    emulator: Emulator, setting: str
-) -> None:
+def test_a_twin_that_signs_its_requests_has_no_lane(emulator: Emulator, setting: str) -> None:
     judge = AnthropicJudge(client=emulator.client())
 
     async def main() -> Any:
@@ -355,7 +374,7 @@ def test_a_twin_that_signs_keys_or_keeps_cookies_has_no_lane(
         finally:
             await judge.aclose()
 
-    assert (asyncio.run(main()) is not None) is (setting == "none")
+    assert (asyncio.run(main()) is not None) is (setting in ("none", "cookie"))
 
 
 @pytest.mark.parametrize(

@@ -12,16 +12,18 @@ timeout and has the transport show it that request exactly as it was to be sent 
 are the template plus their own body, written straight to the transport.
 
 Only one outcome stays on the lane: a 2xx answer with a JSON content type and a JSON
-body and no cookie, decoded as the SDK decodes it for ``cast_to=object``. Anything
-else (another status, a non-JSON answer, a cookie to keep, a connection error or a
-timeout) is handed to the SDK as the outcome of its own first attempt: the SDK is
+body, decoded as the SDK decodes it for ``cast_to=object``. Cookies are httpx's as
+on the SDK's path: the client's jar gives each request its ``Cookie`` header (the
+template keeps none) and takes the answer's ``Set-Cookie``. Anything else (another
+status, a non-JSON answer, a connection error or a timeout) is handed to the SDK as
+the outcome of its own first attempt: the SDK is
 called as usual and the transport answers its first request with that outcome
 instead of sending it again. So its retries and their backoff, ``retry-after``, its
-typed errors, its cookie jar and gradeloop's pacing act on it exactly as if the SDK
-had sent the request itself.
+typed errors and gradeloop's pacing act on it exactly as if the SDK had sent the
+request itself.
 
 Off the lane (the SDK does everything, as before): a client gradeloop did not build,
-a client with custom auth, an idempotency header, cookies or user middleware, a
+a client with custom auth, an idempotency header or user middleware, a
 request whose span could be recorded (:func:`._raw._spans_recorded`), and any request
 while the ``anthropic`` logger logs at DEBUG (the SDK logs each request it sends).
 """
@@ -45,6 +47,7 @@ __all__ = ["Lane", "lane_for", "open_lane"]
 _PATH = "/v1/messages"
 _LANES: weakref.WeakKeyDictionary[Any, Lane] = weakref.WeakKeyDictionary()
 _SDK_LOG = logging.getLogger("anthropic")
+_PER_REQUEST = (b"content-length", b"cookie")  # headers a template does not keep
 
 
 def open_lane(client: Any, transport: LeanAsyncTransport, http_client: Any) -> None:
@@ -58,7 +61,6 @@ def lane_for(client: Any) -> Lane | None:
     lane = _LANES.get(client)
     if (
         lane is None
-        or lane.http.cookies
         or getattr(client, "custom_auth", None) is not None
         or getattr(client, "_idempotency_header", None)
         or _SDK_LOG.isEnabledFor(logging.DEBUG)
@@ -68,13 +70,13 @@ def lane_for(client: Any) -> Lane | None:
 
 
 class _Template:
-    """A request as the SDK built it, minus its body and length."""
+    """A request as the SDK built it, minus its body, its length and its cookies."""
 
     __slots__ = ("extensions", "headers", "url")
 
     def __init__(self, request: httpx2.Request) -> None:
         self.url = request.url
-        self.headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"content-length"]
+        self.headers = [(k, v) for k, v in request.headers.raw if k.lower() not in _PER_REQUEST]
         self.extensions = {"timeout": request.extensions.get("timeout")}
 
     @staticmethod
@@ -116,10 +118,12 @@ class Lane:
         pacer = active_pacer()
         if pacer is not None:
             await pacer.wait()
+        jar = self.http.cookies
         request = httpx2.Request(
             "POST",
             template.url,
             headers=template.headers,
+            cookies=jar if jar else None,  # as httpx's client adds them
             content=content,
             extensions=template.extensions,
         )
@@ -141,6 +145,7 @@ class Lane:
                 except ValueError:
                     pass  # the SDK's own error for it
                 else:
+                    jar.extract_cookies(response)  # as httpx's client keeps them
                     if pacer is not None:
                         pacer.observe(response.status_code, response.headers)
                     return data
@@ -186,13 +191,9 @@ async def _call_sdk(client: Any, content: bytes, options: dict[str, Any]) -> Any
 
 
 def _plain_success(response: httpx2.Response) -> bool:
-    """A 2xx answer the SDK would decode as JSON and nothing more (no cookie to keep)."""
-    headers = response.headers
-    return (
-        response.is_success
-        and headers.get("content-type", "*").split(";")[0].lower().endswith("json")
-        and "set-cookie" not in headers
-    )
+    """A 2xx answer the SDK would decode as JSON and nothing more."""
+    content_type = response.headers.get("content-type", "*").split(";")[0]
+    return response.is_success and content_type.lower().endswith("json")
 
 
 def _timeout_key(timeout: Any) -> Hashable:
