@@ -109,6 +109,11 @@ class Server:
         )
         assert self.proc.stdout is not None
         self.base_url = self.proc.stdout.readline().strip()
+        if not self.base_url:
+            raise SystemExit(
+                "bench_scale: the emulator did not start (its error is above); run the "
+                "benchmarks where the dev extras are installed: pip install -e '.[dev]'"
+            )
 
     def counts(self) -> dict[str, float]:
         """Requests received so far (``messages``, ``batches``) and CPU used (``cpu_s``)."""
