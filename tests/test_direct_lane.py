@@ -92,7 +92,9 @@ def test_after_the_pilot_requests_are_written_from_its_template(
         assert {k: v for k, v in h.items() if k != "content-length"} == {
             k: v for k, v in heads[0].items() if k != "content-length"
         }
-    assert [r.body["messages"][0]["content"] for r in emulator.requests] != []
+    # each with its own body: the draft it was sent for
+    for request, draft in zip(emulator.requests, ["one", "two", "three", "four"], strict=True):
+        assert f"<draft>\n{draft}\n</draft>" in request.body["messages"][0]["content"]
 
 
 def test_without_the_lane_every_request_is_built_by_the_sdk(
