@@ -490,33 +490,29 @@ class _Conn(asyncio.Protocol):
 
     async def read_head(self, timeout: float | None) -> bytes:
         """An answer's status line and headers, without the blank line after them."""
-        start = 0
-        while True:
-            end = self.buf.find(b"\r\n\r\n", start)
-            if end >= 0:
-                if end > MAX_HEAD:
-                    break
-                head = self._consume(end + 4)
-                return head[:-4]
-            if len(self.buf) > MAX_HEAD:
-                break
-            start = max(0, len(self.buf) - 3)  # scan only what is new (no quadratic rescans)
-            await self._fill(timeout)
-        raise _Protocol(f"the answer's head is over {MAX_HEAD} bytes")
+        head = await self._read_until(b"\r\n\r\n", MAX_HEAD, timeout)
+        if head is None:
+            raise _Protocol(f"the answer's head is over {MAX_HEAD} bytes")
+        return head
 
     async def read_line(self, timeout: float | None, limit: int) -> bytes:
+        line = await self._read_until(b"\r\n", limit, timeout)
+        if line is None:
+            raise _Protocol(f"a line of the chunked body is over {limit} bytes")
+        return line
+
+    async def _read_until(self, sep: bytes, limit: int, timeout: float | None) -> bytes | None:
+        """What comes before the next ``sep`` (consumed with it), or None when more
+        than ``limit`` bytes come first."""
         start = 0
         while True:
-            end = self.buf.find(b"\r\n", start)
+            end = self.buf.find(sep, start)
             if end >= 0:
-                if end > limit:
-                    break
-                return self._consume(end + 2)[:-2]
+                return self._consume(end + len(sep))[: -len(sep)] if end <= limit else None
             if len(self.buf) > limit:
-                break
-            start = max(0, len(self.buf) - 1)
+                return None
+            start = max(0, len(self.buf) - len(sep) + 1)  # scan only what is new
             await self._fill(timeout)
-        raise _Protocol(f"a line of the chunked body is over {limit} bytes")
 
     async def read_exact(self, n: int, timeout: float | None) -> bytes:
         while len(self.buf) < n:
