@@ -26,6 +26,8 @@ The Message Batches endpoints (create, retrieve, results, cancel) are served by
 ``keep_alive=True`` speaks HTTP/1.1 and keeps connections open, as the real API
 does (benchmarks); by default each answer closes its connection.
 
+``tls`` (an ``ssl.SSLContext`` holding a certificate) serves ``https://`` instead.
+
 ``latency`` (seconds) delays every ``/v1/messages`` answer, for benchmarks; the
 server's sockets have Nagle's algorithm off, so a reply's header and body writes
 are not held back waiting for the client's delayed ACK (40 ms each otherwise).
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import ssl
 import sys
 import threading
 import time
@@ -108,6 +111,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: Any
+    peer: Any = None  # the client's (host, port): which connection it came on
 
 
 class Scripted:
@@ -118,6 +122,7 @@ class Scripted:
     _error: Callable[..., Any]  # the scripted-error type: (status, message, headers=)
     _literals: tuple[type, ...]  # queued item types that are sent, never called
     _api_path = ""  # what base_url adds to the server's address
+    _scheme = "http"
 
     def __init__(self) -> None:
         self.requests: list[Request] = []
@@ -138,7 +143,7 @@ class Scripted:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{self._api_path}"
+        return f"{self._scheme}://{host!s}:{port}{self._api_path}"
 
     def enqueue(self, *items: Any) -> None:
         """Queue replies, error responses, raw dicts or callables, in order."""
@@ -182,7 +187,12 @@ class Emulator(Scripted):
         return (Message, HTTPError)
 
     def __init__(
-        self, *, cache_min_tokens: int = 1024, latency: float = 0.0, keep_alive: bool = False
+        self,
+        *,
+        cache_min_tokens: int = 1024,
+        latency: float = 0.0,
+        keep_alive: bool = False,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__()
         self.cache_min_tokens = cache_min_tokens
@@ -192,7 +202,11 @@ class Emulator(Scripted):
         self.answered: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self._cache: set[str] = set()
         self.batches = BatchDesk(self)
-        self._serve(_Server(("127.0.0.1", 0), _handler_for(self)))
+        server = _Server(("127.0.0.1", 0), _handler_for(self))
+        if tls is not None:  # https://, with the server's certificate from ``tls``
+            server.socket = tls.wrap_socket(server.socket, server_side=True)
+            self._scheme = "https"
+        self._serve(server)
 
     @property
     def bodies(self) -> list[Any]:
@@ -343,7 +357,9 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     def _record(self, body: Any) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
         with self.emulator._lock:
-            self.emulator.requests.append(Request(self.command, self.path, headers, body))
+            self.emulator.requests.append(
+                Request(self.command, self.path, headers, body, self.client_address)
+            )
 
     def _read(self) -> Any:
         """The request's JSON body (its text when it is not JSON), recorded."""

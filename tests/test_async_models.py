@@ -8,6 +8,7 @@ from typing import Any
 
 import anthropic
 
+from gradeloop import make_client
 from gradeloop.errors import JudgeError
 from gradeloop.models._aclient import AsyncTwin, async_twin
 from gradeloop.models._generator import AnthropicGenerator
@@ -32,7 +33,7 @@ async def evaluate_and_close(j: AnthropicJudge, *drafts: str) -> list[Any]:
 
 def test_aevaluate_sends_the_same_request_as_evaluate(emulator: Emulator) -> None:
     emulator.enqueue(verdict_reply(good()), verdict_reply(good()))
-    j = AnthropicJudge(client=emulator.client())
+    j = AnthropicJudge(client=make_client(base_url=emulator.base_url))
     sync = j.evaluate("the task", "the draft", CRITERIA)
     [verdict] = run(evaluate_and_close(j, "the draft"))
     assert verdict == sync
@@ -113,7 +114,7 @@ def test_a_failure_reports_its_own_usage_not_a_neighbours(emulator: Emulator) ->
 
 def test_each_event_loop_gets_its_own_client_and_aclose_closes_it(emulator: Emulator) -> None:
     emulator.responder = lambda body: verdict_reply(good())
-    j = AnthropicJudge(client=emulator.client())
+    j = AnthropicJudge(client=make_client(base_url=emulator.base_url))
     seen = []
 
     async def once() -> None:
@@ -125,6 +126,24 @@ def test_each_event_loop_gets_its_own_client_and_aclose_closes_it(emulator: Emul
     run(once())  # a second asyncio.run: a new loop, so a new client
     assert seen[0] is not seen[1]
     assert all(c.is_closed() for c in seen)
+
+
+def test_a_callers_own_sdk_client_is_used_as_it_is_off_the_loop(emulator: Emulator) -> None:
+    # e.g. a client with a proxy or a CA of the caller's: no twin replaces its HTTP
+    # client; its sync calls run in a worker thread
+    import anthropic
+
+    emulator.responder = lambda body: verdict_reply(good())
+    http = anthropic.DefaultHttpxClient(headers={"x-callers-stack": "yes"})
+    client = anthropic.Anthropic(api_key="k", base_url=emulator.base_url, http_client=http)
+    j = AnthropicJudge(client=client)
+    [verdict] = run(evaluate_and_close(j, "d"))
+    assert verdict.passed
+    [request] = emulator.requests
+    assert request.headers["x-callers-stack"] == "yes"
+    assert request.headers["user-agent"].startswith("Anthropic/")
+    assert AsyncTwin(client).client() is None
+    client.close()
 
 
 def test_a_client_that_is_not_the_sdks_runs_in_a_worker_thread() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -263,12 +263,12 @@ def test_a_cache_needs_a_judge_that_takes_one(reg: Registry, tmp_path: Any) -> N
         grade_many(["a"], rubric(reg, TONE), judge=AllMet(), cache=cache, registry=reg)
 
 
-@pytest.mark.parametrize("built_by", ["hand", "gradeloop", "gradeloop, httpx's stack"])
+@pytest.mark.parametrize("built_by", ["hand", "gradeloop, aiohttp", "gradeloop, httpx"])
 def test_a_429_pauses_the_whole_batch_for_retry_after(
     emulator: Emulator, built_by: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if built_by.endswith("stack"):  # the sync client in worker threads (see below)
-        monkeypatch.setenv("GRADELOOP_HTTPX_TRANSPORT", "1")
+    if built_by.endswith("httpx"):
+        without_aiohttp(monkeypatch)
     arrivals: list[float] = []
     throttled_at: list[float] = []
     lock = threading.Lock()
@@ -286,8 +286,7 @@ def test_a_429_pauses_the_whole_batch_for_retry_after(
         )
 
     emulator.responder = answer
-    # awaited on the async twin, but the sync client in worker threads without the
-    # lean transports
+    # a caller's own client runs as it is in worker threads; gradeloop's is awaited
     client = emulator.client() if built_by == "hand" else make_client(base_url=emulator.base_url)
     judge = AnthropicJudge(client=client)
     states: list[ManyProgress] = []
@@ -307,33 +306,120 @@ def test_a_429_pauses_the_whole_batch_for_retry_after(
     assert states[-1].throttled == 1
 
 
-def test_grade_many_awaits_the_lean_async_twin_unless_only_httpxs_stack_is_allowed(
+def without_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the SDK's aiohttp client unavailable, as it is without the aiohttp extra."""
+    import anthropic
+
+    class Missing:
+        def __init__(self, **kwargs: Any) -> None:
+            raise RuntimeError("To use the aiohttp client you must have installed the package")
+
+    monkeypatch.setattr(anthropic, "DefaultAioHttpClient", Missing)
+
+
+def agents_and_http(emulator: Emulator, client: Any, concurrency: int = 3) -> tuple[set[str], Any]:
+    """The SDK clients (by user agent) a batch's requests came from, and the HTTP
+    client class of the judge's async twin (None when there was none)."""
+    rubric = Rubric.from_dict({"criteria": [TONE]})
+    judge = AnthropicJudge(client=client)
+    seen: list[Any] = []
+
+    async def run() -> list[Any]:
+        out = await agrade_many(["a", "b", "c"], rubric, judge=judge, concurrency=concurrency)
+        twin = judge._async.client()
+        seen.append(None if twin is None else type(twin._client))
+        await judge.aclose()
+        return out
+
+    emulator.requests.clear()
+    out = asyncio.run(run())
+    assert all(e.accepted and len(e.judge_calls) == 1 for e in out)
+    return {r.headers["user-agent"].split("/")[0] for r in emulator.requests}, seen[0]
+
+
+def test_a_batch_awaits_the_sdks_async_client_and_runs_a_callers_client_as_it_is(
     emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import anthropic
+
     emulator.responder = lambda body: verdict_reply(
         {"reasoning": "ok", "criteria_met": {"tone": True}, "passed": True, "issues": []}
     )
+    # built by gradeloop: the async twin on the SDK's aiohttp client (the extra is in dev)
+    agents, http = agents_and_http(emulator, make_client(base_url=emulator.base_url))
+    assert agents == {"AsyncAnthropic"} and issubclass(http, anthropic.DefaultAioHttpClient)
+    # the caller's own client, used as it is (its sync calls in worker threads)
+    agents, http = agents_and_http(emulator, emulator.client())
+    assert agents == {"Anthropic"} and http is None
+    # without aiohttp: the SDK's httpx async client
+    without_aiohttp(monkeypatch)
+    agents, http = agents_and_http(emulator, make_client(base_url=emulator.base_url))
+    assert agents == {"AsyncAnthropic"} and http is anthropic.DefaultAsyncHttpxClient
+
+
+@pytest.mark.parametrize("http", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("concurrency", [3, 140])
+def test_the_connection_pool_is_sized_to_the_batch(
+    concurrency: int, http: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK's default pool keeps 100 idle connections: a batch of more drafts in
+    # flight would close and reopen connections on every wave; sized to the batch,
+    # each connection is opened once and reused.
+    if http == "httpx":
+        without_aiohttp(monkeypatch)
+    server = Emulator(keep_alive=True, latency=0.05)
+    try:
+        server.responder = lambda body: verdict_reply(
+            {"reasoning": "ok", "criteria_met": {"tone": True}, "passed": True, "issues": []}
+        )
+        judge = AnthropicJudge(client=make_client(base_url=server.base_url))
+        out = grade_many(
+            [f"d{i}" for i in range(3 * concurrency)],
+            Rubric.from_dict({"criteria": [TONE]}),
+            judge=judge,
+            concurrency=concurrency,
+        )
+    finally:
+        server.close()
+    assert all(e.accepted for e in out)
+    assert len(server.requests) == 3 * concurrency
+    assert len({r.peer for r in server.requests}) <= concurrency
+
+
+@pytest.mark.parametrize("samples", [1, 3])
+def test_a_batch_asks_for_a_pool_as_wide_as_its_requests_in_flight(
+    emulator: Emulator, samples: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK's default pool holds 1,000 connections (100 idle with httpx): a batch of
+    # more in flight would queue in the pool (or reconnect), so the twin's pool is
+    # the batch's concurrency times the requests one draft has in flight at once.
+    from gradeloop.models import _aclient
+
+    asked: list[int | None] = []
+    real = _aclient.async_http_client
+
+    def recording(connections: int | None = None) -> Any:
+        asked.append(connections)
+        return real(connections)
+
+    monkeypatch.setattr(_aclient, "async_http_client", recording)
+    emulator.responder = lambda body: verdict_reply(
+        {"reasoning": "ok", "criteria_met": {"tone": True}, "passed": True, "issues": []}
+    )
+    judge = AnthropicJudge(client=make_client(base_url=emulator.base_url), samples=samples)
     rubric = Rubric.from_dict({"criteria": [TONE]})
+    assert all(e.accepted for e in grade_many(["a", "b"], rubric, judge=judge, concurrency=7))
+    assert asked == [7 * samples]
 
-    def agents_of_a_run() -> set[str]:
-        emulator.requests.clear()
-        judge = AnthropicJudge(client=make_client(base_url=emulator.base_url))
-        out = grade_many(["a", "b", "c"], rubric, judge=judge, concurrency=3)
-        assert all(e.accepted and len(e.judge_calls) == 1 for e in out)
-        return {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
+    async def one_then_a_wide_batch() -> None:
+        await agrade("a", rubric, judge=judge)  # outside a batch: the SDK's own limits
+        await agrade_many(["b"] * 3, rubric, judge=judge, concurrency=300)
+        await agrade_many(["c"] * 3, rubric, judge=judge, concurrency=2)  # served already
+        await judge.aclose()
 
-    # the async twin, on the lean asyncio transport: the least CPU a request
-    assert agents_of_a_run() == {"AsyncAnthropic"}
-    # without the lean transports (a proxy, or the opt-out) the async twin would run on
-    # httpx's own async stack, which costs more than the sync client in worker threads
-    monkeypatch.setenv("GRADELOOP_HTTPX_TRANSPORT", "1")
-    assert agents_of_a_run() == {"Anthropic"}
-    judge = AnthropicJudge(client=make_client(base_url=emulator.base_url))
-    emulator.requests.clear()
-    again = asyncio.run(agrade_many(["d", "e"], rubric, judge=judge, concurrency=2))
-    assert all(e.accepted for e in again)
-    agents = {r.headers["user-agent"].split("/")[0] for r in emulator.requests}
-    assert agents == {"AsyncAnthropic"}  # agrade_many always awaits the async twin
+    asked.clear()
+    asyncio.run(one_then_a_wide_batch())
+    assert asked == [None, 300 * samples]
 
 
 def test_an_async_grade_asks_the_judge_while_its_checkers_run() -> None:
@@ -389,19 +475,7 @@ def test_a_judge_failure_during_the_checks_still_keeps_the_checked_keys(reg: Reg
     assert not out[1]["short"].passed and out[1]["short"].issues  # the checker's own finding
 
 
-# -- the collector's full passes during a batch -----------------------------------------
-
-
-@pytest.fixture
-def unfrozen() -> Iterator[None]:
-    """The suite freezes its heap once collected (conftest.py): undone for the test."""
-    import gc
-
-    gc.unfreeze()
-    try:
-        yield
-    finally:
-        gc.freeze()
+# -- a library leaves the process as it found it ---------------------------------------
 
 
 def seeing(probe: Any) -> tuple[list[Any], Rubric, Registry]:
@@ -417,79 +491,43 @@ def seeing(probe: Any) -> tuple[list[Any], Rubric, Registry]:
     return notes, rubric(reg, {"key": "s", "description": "S.", "checker": "sees"}), reg
 
 
-def test_a_batch_freezes_the_heap_it_found_and_unfreezes_it_after(unfrozen: None) -> None:
+def process_state() -> tuple[Any, ...]:
     import gc
-
-    frozen, r, reg = seeing(gc.get_freeze_count)
-    assert gc.get_freeze_count() == 0
-    grade_many(["a", "b"], r, registry=reg)
-    assert frozen and all(n > 1000 for n in frozen)  # the modules, the rubric...
-    assert gc.get_freeze_count() == 0  # all back with the collector afterwards
-
-
-def test_a_freeze_or_a_disabled_collector_of_the_callers_is_left_alone(unfrozen: None) -> None:
-    import gc
-
-    from gradeloop.bulk._process import quiet_heap
-
-    reg = Registry(autoload=False)
-    reg.add("short", short)
-    r = rubric(reg, SHORT)
-    gc.freeze()  # e.g. a pre-fork server's
-    try:
-        grade_many(["a"], r, registry=reg)
-        # not undone by the batch (that would leave 0; a frozen object that dies
-        # meanwhile, e.g. another test's leftover thread, lowers the count by one)
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-    gc.disable()
-    try:
-        with quiet_heap():
-            assert gc.get_freeze_count() == 0  # the caller manages the collector
-    finally:
-        gc.enable()
-    with quiet_heap():  # overlapping batches share one freeze, undone by the last
-        with quiet_heap():
-            pass
-        assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0
-
-
-# -- the switch interval during a batch ------------------------------------------------
-
-
-def test_a_batch_shortens_the_switch_interval_and_puts_it_back() -> None:
     import sys
 
-    seen, r, reg = seeing(sys.getswitchinterval)
-    assert sys.getswitchinterval() == 0.005
-    grade_many(["a", "b"], r, registry=reg)
-    assert seen == [0.002, 0.002]
-    assert sys.getswitchinterval() == 0.005
+    return gc.isenabled(), gc.get_freeze_count(), gc.get_threshold(), sys.getswitchinterval()
 
 
-def test_a_switch_interval_of_the_callers_is_left_alone() -> None:
-    import sys
+def test_a_batch_changes_nothing_process_wide_while_it_runs() -> None:
+    before = process_state()
+    seen, r, reg = seeing(process_state)
+    grade_many(["a", "b", "c"], r, registry=reg, concurrency=2)
+    assert seen == [before] * 3
+    assert process_state() == before
 
-    from gradeloop.bulk._process import prompt_loop
 
-    seen, r, reg = seeing(sys.getswitchinterval)
-    sys.setswitchinterval(0.01)
-    try:
-        grade_many(["a"], r, registry=reg)
-        assert seen == [0.01] and sys.getswitchinterval() == 0.01
-    finally:
-        sys.setswitchinterval(0.005)
-    with prompt_loop():  # overlapping batches: put back when the last one ends
-        with prompt_loop():
-            pass
-        assert sys.getswitchinterval() == 0.002
-        sys.setswitchinterval(0.003)  # changed by the caller meanwhile: theirs stays
-    try:
-        assert sys.getswitchinterval() == 0.003
-    finally:
-        sys.setswitchinterval(0.005)
-    with prompt_loop():
-        pass
-    assert sys.getswitchinterval() == 0.005
+def test_a_batch_uses_its_own_threads_and_leaves_the_loops_executor_alone() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    names, r, reg = seeing(lambda: threading.current_thread().name)
+
+    async def main() -> tuple[str, str]:
+        loop = asyncio.get_running_loop()
+        mine = ThreadPoolExecutor(2, thread_name_prefix="callers")
+        loop.set_default_executor(mine)
+        await agrade_many(["a", "b", "c", "d"], r, registry=reg, concurrency=2)
+        # the loop's default executor is still the caller's, and it still works
+        after = await loop.run_in_executor(None, lambda: threading.current_thread().name)
+        return after, await asyncio.to_thread(lambda: threading.current_thread().name)
+
+    after, again = asyncio.run(main())
+    assert after.startswith("callers") and again.startswith("callers")
+    assert len(names) == 4 and all(n.startswith("gradeloop") for n in names)
+    assert len(set(names)) <= 4  # two threads a draft in flight at most
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(
+        t.name.startswith("gradeloop") for t in threading.enumerate()
+    ):
+        time.sleep(0.01)
+    # the batch's pool was shut down: none of its threads outlive it
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("gradeloop")]

@@ -5,31 +5,21 @@ A fixed pool of workers pulls drafts in order; each takes a slot from the batch'
 drafts are in flight, fewer after the API answers 429/529 (with the whole batch
 paused for the server's ``retry-after``). One draft's judge failure is that draft's
 failed evaluation (``judge_error`` set, its judge keys not met), never the batch's
-exception. Code checkers run in worker threads, off the event loop.
+exception.
 
-An SDK-backed judge (:class:`~gradeloop.AnthropicJudge`) is awaited on its async
-twin, whose httpx client sends over gradeloop's lean asyncio transport
-(:mod:`gradeloop.models._atransport`), while the draft's checkers run in a worker
-thread: the request does not wait for them. When that transport is not allowed (a
-proxy is configured, or ``GRADELOOP_HTTPX_TRANSPORT=1``), :func:`grade_many` asks such
-a judge through its sync client in worker threads instead, when that client carries
-the pacing middleware (every client gradeloop builds does): the same request,
-reading and failure typing as ``aevaluate``, and less CPU a request than httpx's own
-async stack (benchmarks/README.md). Such a draft is graded whole (checkers, request,
-merge) in one worker thread, as :func:`~gradeloop.grade` grades it.
-:func:`agrade_many` always awaits ``aevaluate``. While a batch runs, the objects
-that existed before it are frozen out of the garbage collector's full passes and
-the interpreter's switch interval is 2 ms (:mod:`._process`).
+A judge with ``aevaluate`` is awaited: an :class:`~gradeloop.AnthropicJudge` on a
+client gradeloop built sends through an ``AsyncAnthropic`` twin whose HTTP client is
+the SDK's own (aiohttp with the ``gradeloop[aiohttp]`` extra, else httpx), its pool
+sized to the batch. A draft's code checkers, a sync judge, and a client the caller
+built run in worker threads the batch owns (:mod:`gradeloop.grading._workers`), shut
+down when it ends. Nothing process-wide changes while a batch runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import sys
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,17 +31,15 @@ from ..grading._grade import (
     Evaluation,
     GradePlan,
     Judge,
-    _ask_judge,
-    finish_grade,
     merge,
-    run_checks,
     start_plan,
 )
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import Verdict
-from ..models._pacing import THROTTLED, Pacer, pace, pacing
-from ._process import prompt_loop, quiet_heap
+from ..grading._workers import worker_pool
+from ..models._aclient import connection_pool
+from ..models._pacing import THROTTLED, Pacer, pacing
 from ._progress import ManyProgress, ProgressBar, ProgressCallback
 
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
@@ -114,13 +102,6 @@ def grade_many(
     judge = _with_cache(judge, cache)
 
     async def run() -> list[Evaluation]:
-        # Sync judges (an SDK judge's sync client too) and the code checkers run in
-        # worker threads: give this run as many as drafts in flight (asyncio's default
-        # pool has cpu_count + 4).
-        asyncio.get_running_loop().set_default_executor(
-            ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="gradeloop")
-        )
-        _SDK_IN_THREADS.set(True)  # this task's context: the workers it starts see it
         try:
             return await agrade_many(
                 drafts,
@@ -154,10 +135,9 @@ async def agrade_many(
 ) -> list[Evaluation]:
     """The async twin of :func:`grade_many`: same arguments, same result.
 
-    A judge with only a sync ``evaluate`` and the code checkers run in the event
-    loop's default executor; size it to ``concurrency``
-    (``loop.set_default_executor(ThreadPoolExecutor(n))``) for a sync judge, as
-    :func:`grade_many` does for its own loop.
+    A judge with only a sync ``evaluate`` and the code checkers run in a pool of
+    worker threads this call owns (two per draft in flight), closed when it returns;
+    the running loop's own executor is left alone.
     """
     _check_concurrency(concurrency)
     if not isinstance(rubric, Rubric):
@@ -185,7 +165,8 @@ async def agrade_many(
             if report is not None:
                 report(state)
 
-    with pacing(pacer), quiet_heap(), prompt_loop():
+    # two threads a draft: its checkers, and a sync judge asked meanwhile
+    with pacing(pacer), worker_pool(2 * concurrency), connection_pool(concurrency):
         if bar is not None and bar.enabled:
             with bar:
                 await _run_workers(worker, min(concurrency, len(items)))
@@ -218,12 +199,6 @@ async def _grade_one(
     skip_judge: bool,
     registry: Registry | None,
 ) -> Evaluation:
-    if _SDK_IN_THREADS.get() and _sdk_judge(judge):
-        # one hop per draft: each hand-over between the event loop and a worker waits
-        # for the GIL, which 32 threads in flight keep busy
-        return await asyncio.to_thread(
-            _grade_sync, item, rubric, judge, pacer, skip_judge, registry
-        )
     with judge_calls() as calls:
         plan = _start(item, rubric, judge, skip_judge, registry)
         try:
@@ -232,59 +207,6 @@ async def _grade_one(
             _report_throttle(exc, pacer)
             return failed_evaluation(plan, f"{exc.reason}: {exc}", tuple(calls))
     return await finish_async(plan, answer, tuple(calls))
-
-
-_SDK_IN_THREADS: ContextVar[bool] = ContextVar("gradeloop_sdk_in_threads", default=False)
-
-
-def _sdk_judge(judge: Judge | None) -> bool:
-    """Whether ``judge`` is best asked through its sync client in worker threads: an
-    AnthropicJudge (or a subclass), whose sync ``evaluate`` is the same flow as
-    ``aevaluate``, on a client that carries gradeloop's pacing middleware (a client
-    built by hand does not: its async twin does, so such a judge is awaited), when
-    its async twin cannot have the lean asyncio transport (a proxy is configured, or
-    ``GRADELOOP_HTTPX_TRANSPORT=1``): httpx's own async stack costs more CPU a
-    request than the sync client's threads. Never imports the SDK for a code-only
-    run."""
-    module = sys.modules.get("gradeloop.models._judge")
-    if module is None or not isinstance(judge, module.AnthropicJudge):
-        return False
-    from ..models._transport import lean_transport_allowed  # httpx: the SDK is loaded
-
-    if lean_transport_allowed():
-        return False
-    return pace in tuple(getattr(judge.client, "middleware", None) or ())
-
-
-def _grade_sync(
-    item: Item,
-    rubric: Rubric,
-    judge: Judge | None,
-    pacer: Pacer,
-    skip_judge: bool,
-    registry: Registry | None,
-) -> Evaluation:
-    """One draft graded as grade() grades it, in the calling (worker) thread; a judge
-    failure is the draft's failed evaluation."""
-    with judge_calls() as calls:
-        plan = _plan(item, rubric, judge, skip_judge, registry)
-        try:
-            answer = (
-                _ask_judge(judge, plan.task, plan.draft, plan.asked, plan.rubric)
-                if plan.asked
-                else None
-            )
-        except JudgeError as exc:
-            _report_throttle(exc, pacer)
-            return failed_evaluation(plan, f"{exc.reason}: {exc}", tuple(calls))
-    return finish_grade(plan, answer, tuple(calls))
-
-
-def _plan(
-    item: Item, rubric: Rubric, judge: Judge | None, skip_judge: bool, registry: Registry | None
-) -> GradePlan:
-    """What grading ``item`` takes: its checkers' results and the judge keys to ask."""
-    return run_checks(_start(item, rubric, judge, skip_judge, registry))
 
 
 def _start(

@@ -28,6 +28,7 @@ from ._grade import (
 from ._registry import Registry
 from ._rubric import Criterion, Rubric
 from ._verdict import Verdict
+from ._workers import in_thread
 
 __all__ = ["agrade", "ask_judge_async", "check_and_ask", "evaluate_async", "finish_async"]
 
@@ -73,7 +74,7 @@ async def check_and_ask(plan: GradePlan, judge: Any) -> _JudgeAnswer | None:
     """
     if not plan.rubric.code_criteria:
         return await ask_judge_async(plan, judge)
-    checking = asyncio.ensure_future(asyncio.to_thread(run_checks, plan))
+    checking = asyncio.ensure_future(in_thread(run_checks, plan))
     try:
         return await ask_judge_async(plan, judge)
     finally:
@@ -96,7 +97,7 @@ async def finish_async(
 ) -> Evaluation:
     """:func:`finish_grade`, in a worker thread when it runs code shadows."""
     if _runs_code_after_the_judge(plan):
-        return await asyncio.to_thread(finish_grade, plan, answer, calls)
+        return await in_thread(finish_grade, plan, answer, calls)
     return finish_grade(plan, answer, calls)
 
 
@@ -117,7 +118,7 @@ async def _outcome(
     try:
         if method is not None and inspect.iscoroutinefunction(method):
             return await method(task, draft, criteria)
-        return await asyncio.to_thread(judge.evaluate, task, draft, criteria)
+        return await in_thread(judge.evaluate, task, draft, criteria)
     except Exception as exc:
         return exc
 

@@ -9,10 +9,10 @@ current models from the SDK's model list that the SDK does not flag as deprecate
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ._aclient import tls_context
 from ._pacing import pace
 
 if TYPE_CHECKING:  # the SDK is imported when a client is built: replaying needs none
@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_MODEL",
     "LOCAL_SERVER_KEY",
+    "built_here",
     "describe_api_error",
     "generator_model",
     "judge_model",
@@ -58,17 +59,25 @@ def model_configured() -> bool:
 
 
 def make_client(
-    *, base_url: str | None = None, api_key: str | None = None, max_retries: int | None = None
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_retries: int | None = None,
+    timeout: float | None = None,
 ) -> anthropic.Anthropic:
     """An :class:`anthropic.Anthropic` client from the arguments, else the environment.
 
     A base URL (argument or ``ANTHROPIC_BASE_URL``) with no key gets a placeholder
     key, because local servers need none. With neither a key nor a base URL this
-    raises :class:`~gradeloop.errors.ConfigError` saying how to fix it. The client
-    carries gradeloop's pacing middleware (a pass-through outside
-    :func:`gradeloop.grade_many`), and its httpx client sends over a lean
-    ``http.client`` transport (:mod:`._transport`; httpx's own when the environment
-    sets a proxy).
+    raises :class:`~gradeloop.errors.ConfigError` saying how to fix it. ``max_retries``
+    and ``timeout`` (seconds) are the SDK's own settings (its defaults when None).
+
+    HTTP is the SDK's own: its default httpx client, so proxies (``HTTPS_PROXY``,
+    ``NO_PROXY``), ``SSL_CERT_FILE`` and timeouts work as the SDK documents. The client
+    carries one addition, gradeloop's pacing middleware (SDK middleware; a pass-through
+    outside :func:`gradeloop.grade_many`). Async calls on a judge or generator holding
+    this client use an ``anthropic.AsyncAnthropic`` twin with the same settings
+    (:mod:`._aclient`).
     """
     base = base_url or _env("ANTHROPIC_BASE_URL")
     key = api_key or _env("ANTHROPIC_API_KEY")
@@ -79,27 +88,29 @@ def make_client(
         key = LOCAL_SERVER_KEY
     import anthropic
 
-    from ._transport import lean_http_client  # imports httpx: only once a client is built
-
     retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    settings: dict[str, Any] = {"auth_token": token} if token is not None else {"api_key": key}
+    if timeout is not None:
+        settings["timeout"] = timeout
     # The pacing middleware lets grade_many slow a whole batch down on 429/529.
-    middleware = [pace]
-    http_client = lean_http_client(tls_context())
-    if token is not None:
-        return anthropic.Anthropic(
-            auth_token=token,
-            base_url=base,
-            max_retries=retries,
-            middleware=middleware,
-            http_client=http_client,
-        )
-    return anthropic.Anthropic(
-        api_key=key,
-        base_url=base,
-        max_retries=retries,
-        middleware=middleware,
-        http_client=http_client,
+    client = anthropic.Anthropic(
+        **settings, base_url=base, max_retries=retries, middleware=[pace]
     )
+    _BUILT.add(client)
+    return client
+
+
+_BUILT: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def built_here(client: object) -> bool:
+    """Whether :func:`make_client` built ``client``: its settings are all the SDK's
+    defaults but for the ones :func:`make_client` sets, so an async twin with the same
+    settings is the same client. A client a caller built is used as it is."""
+    try:
+        return client in _BUILT
+    except TypeError:  # not hashable: not ours
+        return False
 
 
 def generator_model(model: str | None = None) -> str:

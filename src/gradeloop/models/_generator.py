@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import anthropic
 
 from ..errors import NotAnAnswer
+from ..grading._workers import in_thread
 from ._aclient import AsyncTwin
 from ._client import describe_api_error, generator_model, make_client
 from ._prompts import revision_prompt
@@ -87,8 +87,8 @@ class AnthropicGenerator(Metered):
         started = time.perf_counter()
         aclient = self._async.client()
         try:
-            if aclient is None:  # not the SDK's client: run the sync call off the loop
-                reply = await asyncio.to_thread(lambda: self.client.messages.create(**request))
+            if aclient is None:  # a client gradeloop did not build: as is, off the loop
+                reply = await in_thread(lambda: self.client.messages.create(**request))
             else:
                 reply = await aclient.messages.create(**request)
         except anthropic.APIError as exc:

@@ -20,9 +20,11 @@ from ..errors import JudgeError, NotAnAnswer
 from ..grading._rubric import Criterion
 from ..grading._samples import SampledVerdict, combine, doubtful_keys
 from ..grading._verdict import Verdict
+from ..grading._workers import in_thread
 from ._aclient import AsyncTwin
 from ._client import describe_api_error, judge_model, make_client
 from ._digest import request_digest
+from ._pacing import paced
 from ._prompts import judge_system, judge_user, repair_request
 from ._raw import apost_message, post_message, raw_client
 from ._reply import FINISHED, UNREADABLE, first_text, unreadable
@@ -171,7 +173,7 @@ class AnthropicJudge(Metered):
         self.extra_body = dict(extra_body) if extra_body else None
         self.cache = cache
         self._json_mode = structured == "json"
-        self._async = AsyncTwin(self.client, async_client)
+        self._async = AsyncTwin(self.client, async_client, fan_out=samples)
 
     def __repr__(self) -> str:
         return (
@@ -390,15 +392,19 @@ class AnthropicJudge(Metered):
         started = time.perf_counter()
         reply: Any
         try:
-            if raw_client(self.client):  # the SDK's own: its HTTP path, our reading
-                reply = post_message(self.client, request)
-            else:
-                reply = self.client.messages.parse(**request)
+            reply = self._call(request)
         except anthropic.APIError as exc:
             raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
         return self._answer(step.kind, reply, started, key, trace)
+
+    def _call(self, request: dict[str, Any]) -> Any:
+        """The reply to ``request`` from the sync client."""
+        client = paced(self.client)  # a caller's client, as it is, plus a batch's pacing
+        if raw_client(client):  # the SDK's own: its HTTP path, our reading
+            return post_message(client, request)
+        return client.messages.parse(**request)
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
         request = self._request(step)
@@ -411,10 +417,10 @@ class AnthropicJudge(Metered):
         aclient = self._async.client()
         reply: Any
         try:
-            if aclient is None:  # not the SDK's client: run the sync call off the loop
-                reply = await asyncio.to_thread(lambda: self.client.messages.parse(**request))
+            if aclient is None:  # a client gradeloop did not build: as is, off the loop
+                reply = await in_thread(self._call, request)
             elif raw_client(aclient):
-                reply = await apost_message(aclient, request)
+                reply = await apost_message(paced(aclient), request)
             else:
                 reply = await aclient.messages.parse(**request)
         except anthropic.APIError as exc:

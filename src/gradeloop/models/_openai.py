@@ -15,7 +15,6 @@ Needs the optional extra: ``pip install 'gradeloop[openai]'``. Importing
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 from ..errors import ConfigError, JudgeError, NotAnAnswer
 from ..grading._rubric import Criterion
 from ..grading._verdict import Verdict
+from ..grading._workers import in_thread
 from ._judge import (
     AnthropicJudge,
     ReplyCache,
@@ -234,7 +234,7 @@ class OpenAICompatibleJudge(AnthropicJudge):
         return self._answer(step.kind, reply, started, key, trace)
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
-        return await asyncio.to_thread(self._send, step, trace)
+        return await in_thread(self._send, step, trace)
 
     def _answer(
         self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
@@ -319,4 +319,4 @@ class OpenAICompatibleGenerator(Metered):
         self, task: str, draft: str = "", issues: Sequence[str] | None = None
     ) -> str:
         """:meth:`generate` with the request in a worker thread."""
-        return await asyncio.to_thread(self.generate, task, draft, issues)
+        return await in_thread(self.generate, task, draft, issues)

@@ -6,23 +6,27 @@ async clients): SDK middleware, so it sees the SDK's own retries too; while a pa
 caller's context (:func:`pacing`), a 429 or 529 answer pauses every request of the
 batch for the server's ``retry-after`` (or a second when it gives none) and halves
 the limit; successes raise it again by one per ``limit`` of them (AIMD). The SDK's
-own retries stay on: the pacer only decides when attempts may start. Nothing here
-imports the SDK (the middleware are plain functions), so code-only grading stays
-free of it.
+own retries stay on: the pacer only decides when attempts may start. A client a caller
+built without the middleware is used as it is, through a derived client that adds it
+(:func:`paced`: ``client.with_options(middleware=[*client.middleware, pace])``, as the
+SDK documents; it shares the caller's HTTP client). Nothing here imports the SDK (the
+middleware are plain functions), so code-only grading stays free of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import inspect
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["Pacer", "active_pacer", "apace", "pace", "pacing", "retry_after"]
+__all__ = ["Pacer", "active_pacer", "apace", "pace", "paced", "pacing", "retry_after"]
 
 THROTTLED = frozenset({429, 529})
 DEFAULT_PAUSE = 1.0  # seconds, when a 429/529 carries no retry-after
@@ -144,3 +148,28 @@ async def apace(request: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any
     response = await call_next(request)
     pacer.observe(response.status_code, response.headers)
     return response
+
+
+_DERIVED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_DERIVING = threading.Lock()
+
+
+def paced(client: Any) -> Any:
+    """``client``, or while a pacer is active and ``client`` (an SDK client a caller
+    built) lacks the pacing middleware, a client derived from it that has it: the
+    same settings and the same HTTP client (``with_options``), built once per client."""
+    if _ACTIVE.get() is None:
+        return client
+    middleware = tuple(getattr(client, "middleware", None) or ())
+    if pace in middleware or apace in middleware:
+        return client
+    with_options = getattr(client, "with_options", None)
+    if with_options is None:  # not an SDK client: nothing to pace
+        return client
+    with _DERIVING:
+        derived = _DERIVED.get(client)
+        if derived is None:
+            is_async = inspect.iscoroutinefunction(getattr(client, "post", None))
+            derived = with_options(middleware=[*middleware, apace if is_async else pace])
+            _DERIVED[client] = derived
+    return derived

@@ -23,10 +23,6 @@ otherwise deep-copy it first). Only the reading of a
 into a :class:`RawReply`, which :func:`~._reply.first_text` and
 :class:`~._usage.Usage` read as they read an SDK ``Message``.
 
-On an async twin gradeloop built itself, :mod:`._direct` goes one step further: after
-one request built by the SDK, later ones are written from it straight to the
-transport, and every answer but a plain 2xx is still handed to the SDK.
-
 Anything else (fakes, cassettes, other SDK-like clients) keeps ``messages.parse``.
 """
 
@@ -211,10 +207,4 @@ async def apost_message(client: Any, request: Mapping[str, Any]) -> RawReply:
     """:func:`post_message` on an ``AsyncAnthropic`` client."""
     body, options = _body_and_options(client, request)
     sent = _send_args(client, body, options)
-    if "content" in sent:  # nothing reads the body on the way: the direct lane may
-        from ._direct import lane_for
-
-        lane = lane_for(client)
-        if lane is not None:
-            return read_message(await lane.post(client, sent["content"], options))
     return read_message(await client.post(_PATH, options=options, cast_to=object, **sent))
