@@ -93,9 +93,7 @@ def make_client(
     if timeout is not None:
         settings["timeout"] = timeout
     # The pacing middleware lets grade_many slow a whole batch down on 429/529.
-    client = anthropic.Anthropic(
-        **settings, base_url=base, max_retries=retries, middleware=[pace]
-    )
+    client = anthropic.Anthropic(**settings, base_url=base, max_retries=retries, middleware=[pace])
     _BUILT.add(client)
     return client
 
