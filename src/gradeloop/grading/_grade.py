@@ -105,8 +105,9 @@ class Evaluation:
     ``verdict`` holds every rubric key in ``criteria_met``; ``accepted`` is
     :func:`gradeloop.accepted` over it; ``overall_score`` is the weighted mean of
     the per-criterion scores, on 0-10, or None when keys were not checked
-    (``skip_judge=True``): a score they would count 0 in is no real figure. ``shadows`` holds what each shadowed key's
-    shadow source said (recorded only: it never changes the verdict).
+    (``skip_judge=True``): a score they would count 0 in is no real figure.
+    ``shadows`` holds what each shadowed key's shadow source said (recorded only: it
+    never changes the verdict).
 
     ``judge_calls`` holds the record of every judge request behind the verdict
     (:class:`~gradeloop.CallRecord`, cached ones included); ``judge_error`` is set on
