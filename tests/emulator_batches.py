@@ -10,6 +10,7 @@
   ``ended`` with the counts and a ``results_url``.
 * ``GET .../{id}/results`` streams one JSON line per request in a shuffled order
   (the order is not the request order, as the real API warns), only once ended.
+  :attr:`BatchDesk.tamper` changes the lines first (a test's hostile stream).
 * ``POST .../{id}/cancel`` marks the requests still processing ``canceled``.
 """
 
@@ -52,6 +53,9 @@ class BatchDesk:
         self.polls_to_end = 1
         self.outcome: Any = None  # (custom_id, params) -> Message | outcome string
         self.created: list[dict[str, Any]] = []  # every create body, in order
+        # (lines) -> lines: what a results stream carries, changed by a test (a line
+        # repeated, garbled, or for an id no request had); None: as they are
+        self.tamper: Any = None
         self._batches: dict[str, _Batch] = {}
         self._lock = threading.Lock()
 
@@ -88,6 +92,8 @@ class BatchDesk:
             lines = [
                 json.dumps({"custom_id": cid, "result": batch.results[cid]}) for cid in batch.order
             ]
+            if self.tamper is not None:
+                lines = self.tamper(lines)
             return 200, {"content-type": "application/binary"}, "\n".join(lines) + "\n"
         with self._lock:
             batch.retrieves += 1

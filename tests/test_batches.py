@@ -285,3 +285,61 @@ def test_a_job_is_found_by_a_unique_prefix_only(emulator: Emulator, store: Any) 
         store.batch_job("gb")
     with pytest.raises(LoopNotFoundError, match="no batch job or batch 'zz'"):
         store.batch_job("zz")
+
+
+def _entry_line(custom_id: str, result: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps({"custom_id": custom_id, "result": result})
+
+
+def test_a_duplicated_custom_id_fails_closed_and_is_counted(
+    emulator: Emulator, store: Any, tmp_path: Path
+) -> None:
+    """A failing result then a passing one for the same id: neither is used, the draft is
+    not accepted (duplicate_result), and nothing reaches the verdict cache."""
+    emulator.batches.outcome = by_text
+    j = judge_for(emulator, cache=JudgeCache(tmp_path / "cache.db"))
+    job = batches.submit(["rude one", "kind two"], RUBRIC, judge=j, task="t", store=store)
+    dup = f"{job.job_id}-0"
+    passing = verdict(True).to_dict(mode="json")
+    passing.update(id="msg_dup", model="claude-opus-5-5")
+
+    def repeat(lines: list[str]) -> list[str]:
+        return [*lines, _entry_line(dup, {"type": "succeeded", "message": passing})]
+
+    emulator.batches.tamper = repeat
+    result = batches.collect(job, judge=j, store=store)
+    first, second = result.evaluations
+    assert not first.accepted and (first.judge_error or "").startswith("duplicate_result")
+    assert second.accepted
+    assert result.duplicated == 1 and result.outcomes["duplicate_result"] == 1
+    assert any("set aside" in p for p in result.problems())
+    assert j.cache is not None and j.cache.stats().entries == 1  # only draft two's reply
+
+
+def test_one_unreadable_line_is_counted_and_the_rest_collected(
+    emulator: Emulator, store: Any
+) -> None:
+    emulator.batches.outcome = by_text
+    j = judge_for(emulator)
+    job = batches.submit(["kind one", "kind two", "rude three"], RUBRIC, judge=j, task="t",
+                         store=store)  # fmt: skip
+    garbage = ["{not json", "[1, 2]", '{"custom_id": 5, "result": {}}',
+               '{"custom_id": "a", "custom_id": "b", "result": {"type": "expired"}}',
+               "[" * 100_000]  # fmt: skip
+    emulator.batches.tamper = lambda lines: [garbage[0], *lines[:1], *garbage[1:], *lines[1:]]
+    result = batches.collect(job, judge=j, store=store)
+    assert result.unreadable == 5
+    assert [e.accepted for e in result.evaluations] == [True, True, False]
+    assert result.outcomes == {"succeeded": 3}
+
+
+def test_results_for_unknown_ids_are_counted(emulator: Emulator, store: Any) -> None:
+    emulator.batches.outcome = by_text
+    j = judge_for(emulator)
+    job = batches.submit(["kind one"], RUBRIC, judge=j, task="t", store=store)
+    emulator.batches.tamper = lambda lines: [*lines, _entry_line("stranger", {"type": "expired"})]
+    result = batches.collect(job, judge=j, store=store)
+    assert result.unmatched == 1 and result.evaluations[0].accepted
+    assert result.problems() == ["1 result for ids not in this job ignored"]

@@ -81,3 +81,34 @@ def test_a_batch_needs_judge_keys_and_a_known_id(
     assert code == 2 and "no batch job or batch 'gb-nope'" in err
     code, _, err = run(capsys, "grade", "x.md", "--rubric", rubric, "--batch")
     assert code == 2 and "--batch and --no-wait go with --drafts" in err
+
+
+def test_collect_reports_duplicated_unknown_and_unreadable_results(
+    setup: tuple[str, str, tuple[str, ...]],
+    capsys: pytest.CaptureFixture[str],
+    emulator: Emulator,
+) -> None:
+    rubric, drafts, base = setup
+
+    def hostile(lines: list[str]) -> list[str]:
+        stranger = json.dumps({"custom_id": "not-ours-1", "result": {"type": "expired"}})
+        return ["{not json", *lines, stranger]
+
+    emulator.batches.tamper = hostile
+    code, out, err = run(
+        capsys, "grade", "--drafts", drafts, "--rubric", rubric, "--batch", "--json", *base
+    )
+    assert code == 1
+    [line] = [x for x in err.splitlines() if "ignored" in x]
+    assert "1 result for ids not in this job ignored" in line
+    assert "1 result line that could not be read skipped" in line
+    assert [json.loads(x)["id"] for x in out.splitlines()] == ["one", "two", "three"]
+
+
+def test_a_clean_results_stream_reports_no_problem(
+    setup: tuple[str, str, tuple[str, ...]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rubric, drafts, base = setup
+    code, _, err = run(capsys, "grade", "--drafts", drafts, "--rubric", rubric, "--batch", *base)
+    assert code == 1 and "ignored" not in err and "set aside" not in err

@@ -13,6 +13,7 @@ from gradeloop.bulk._progress import ManyProgress
 from gradeloop.errors import (
     CheckerConflictError,
     CheckerError,
+    CheckerSignatureError,
     ConfigError,
     GradeloopError,
     HistoryError,
@@ -108,6 +109,7 @@ __all__ = [
     "CheckResult",
     "CheckerConflictError",
     "CheckerError",
+    "CheckerSignatureError",
     "CompareReport",
     "ConfigError",
     "Criterion",

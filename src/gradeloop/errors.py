@@ -9,6 +9,9 @@ The tree::
     │   ├── UnknownCheckerError (LookupError)
     │   │                               no checker by that name; lists what is registered
     │   ├── CheckerConflictError        two plugins registered one name; names both
+    │   ├── CheckerSignatureError (TypeError)
+    │   │                               a function that cannot be called as
+    │   │                               fn(text, **options), refused when registered
     │   └── PluginError                 a plugin the user named (--plugin, a rubric's
     │                                   plugins, GRADELOOP_PLUGINS) cannot be loaded
     ├── InputError (ValueError)         a draft, task or label file that cannot be read
@@ -45,6 +48,7 @@ __all__ = [
     "BatchError",
     "CheckerConflictError",
     "CheckerError",
+    "CheckerSignatureError",
     "ConfigError",
     "GradeloopError",
     "HistoryError",
@@ -103,10 +107,14 @@ class CheckerError(GradeloopError):
 class UnknownCheckerError(CheckerError, LookupError):
     """No checker is registered under the requested name."""
 
-    def __init__(self, name: str, known: Iterable[str]) -> None:
+    def __init__(self, name: str, known: Iterable[str], *, not_loaded: str = "") -> None:
         self.name = name
         self.known = tuple(sorted(known))
         listing = ", ".join(self.known) if self.known else "none"
+        self.not_loaded = not_loaded
+        if not_loaded:  # a plugin that was not loaded (blocked, or autoload off) has it
+            super().__init__(f"checker {name!r} {not_loaded}")
+            return
         super().__init__(
             f"unknown checker {name!r}; registered checkers: {listing}. A checker in a "
             "file of your own is registered once that file is loaded: name the file in the "
@@ -127,6 +135,20 @@ class CheckerConflictError(CheckerError):
         super().__init__(
             f"checker {name!r} is registered by both {who}; block one of them "
             "(GRADELOOP_BLOCK_PLUGINS=<name>) or rename the checker"
+        )
+
+
+class CheckerSignatureError(CheckerError, TypeError):
+    """A function registered as a checker cannot be called as ``fn(text, **options)``:
+    it takes no positional parameter for the draft, or needs a second positional one.
+    Raised when it is registered, never in the middle of a run."""
+
+    def __init__(self, name: str, signature: str) -> None:
+        self.name = name
+        super().__init__(
+            f"checker {name!r} cannot be registered: it is called as fn(text, **options), "
+            f"but its signature is {signature}; give it the draft text as its first "
+            "positional parameter and options as keyword parameters"
         )
 
 

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import PlainValidator
 
 from .errors import ConfigError
+from .grading._jsonout import dumps, finite
 from .tools import ToolRunner, tool_definitions
 
 __all__ = [
@@ -116,8 +117,8 @@ def build_server(runner: ToolRunner) -> Any:
     def answer(name: str, **arguments: Any) -> CallToolResult:
         # "" and None stand for "not given" (a parameter's default).
         given = {k: v for k, v in arguments.items() if v is not None and v != ""}
-        result = runner.call(name, given)
-        text = json.dumps(result, ensure_ascii=False)
+        result = finite(runner.call(name, given))
+        text = dumps(result, ensure_ascii=False)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content=result,

@@ -9,8 +9,9 @@ cache when the judge has one, and the whole job is recorded as a grading run.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,26 @@ class BatchResult:
     run_id: str | None = None
     outcomes: dict[str, int] = field(default_factory=dict)
     unmatched: int = 0  # results whose custom id is not in the job (ignored)
+    duplicated: int = 0  # ids with more than one result (all set aside: duplicate_result)
+    unreadable: int = 0  # result lines that are not a result (not JSON, wrong shape)
+
+    def problems(self) -> list[str]:
+        """What was wrong with the results stream, one phrase each (empty: nothing)."""
+        out = []
+        if self.unmatched:
+            out.append(f"{_n(self.unmatched, 'result')} for ids not in this job ignored")
+        if self.duplicated:
+            out.append(
+                f"{_n(self.duplicated, 'id')} with more than one result: all set aside, "
+                "the draft reported duplicate_result"
+            )
+        if self.unreadable:
+            out.append(f"{_n(self.unreadable, 'result line')} that could not be read skipped")
+        return out
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def _job(ident: str | BatchJob, store: HistoryStore) -> BatchJobRecord:
@@ -164,13 +185,24 @@ def collect(
                 f"{job_record.job_id}`",
                 job_id=job_record.job_id,
             )
-        results, unmatched = _results(job_record, requests, judge.client)
+        read = _results(job_record, requests, judge.client)
         rubric = Rubric.from_dict(job_record.rubric, registry=registry)
         submitted = {p.part for p in job_record.parts if p.batch_id is not None}
-        out = BatchResult(job_record.job_id, [], unmatched=unmatched)
+        out = BatchResult(
+            job_record.job_id,
+            [],
+            unmatched=read.unmatched,
+            duplicated=len(read.duplicated),
+            unreadable=read.unreadable,
+        )
         for r in requests:
-            result = results.get(r.custom_id)
-            outcome = _kind(result) if r.part in submitted else "not_submitted"
+            result = read.found.get(r.custom_id)
+            if r.part not in submitted:
+                outcome = "not_submitted"
+            elif r.custom_id in read.duplicated:
+                outcome = "duplicate_result"
+            else:
+                outcome = _kind(result)
             out.outcomes[outcome] = out.outcomes.get(outcome, 0) + 1
             out.evaluations.append(
                 _evaluate(r, result, outcome, rubric, judge, registry).with_ids(r.item_id)
@@ -181,21 +213,83 @@ def collect(
     return out
 
 
-def _results(
-    job: BatchJobRecord, requests: list[BatchRequestRecord], client: Any
-) -> tuple[dict[str, Any], int]:
+@dataclass
+class _Read:
+    """A job's results streams, read line by line."""
+
+    found: dict[str, Any] = field(default_factory=dict)  # custom id -> its one result
+    duplicated: set[str] = field(default_factory=set)
+    unmatched: int = 0
+    unreadable: int = 0
+
+
+def _results(job: BatchJobRecord, requests: list[BatchRequestRecord], client: Any) -> _Read:
+    """Every part's results by custom id. An id seen twice keeps neither result (which
+    one is true cannot be known: fail closed); a line that is no result is counted and
+    skipped, so one bad line never costs the others."""
     wanted = {r.custom_id for r in requests}
-    found: dict[str, Any] = {}
-    unmatched = 0
+    read = _Read()
     for part in job.parts:
         if part.batch_id is None:
             continue
-        for entry in client.messages.batches.results(part.batch_id):
-            if entry.custom_id in wanted:
-                found[entry.custom_id] = entry.result
+        for entry in _entries(client, part.batch_id, read):
+            cid = entry.custom_id
+            if cid not in wanted:
+                read.unmatched += 1
+            elif cid in read.found or cid in read.duplicated:
+                read.found.pop(cid, None)
+                read.duplicated.add(cid)
             else:
-                unmatched += 1
-    return found, unmatched
+                read.found[cid] = entry.result
+    return read
+
+
+def _entries(client: Any, batch_id: str, read: _Read) -> Iterator[Any]:
+    """The results of one batch, one line at a time (the SDK's own decoder stops the
+    whole stream at the first line that is not JSON)."""
+    stream = client.messages.batches.results(batch_id)
+    response = getattr(stream, "http_response", None)
+    if response is None:  # not the SDK's decoder (a caller's fake): its entries as given
+        yield from stream
+        return
+    try:
+        for line in response.iter_lines():
+            if not line.strip():
+                continue
+            entry = _entry(line)
+            if entry is None:
+                read.unreadable += 1
+            else:
+                yield entry
+    finally:
+        response.close()
+
+
+def _entry(line: str) -> Any:
+    """One results line as the SDK's result object; None when it is not one."""
+    from anthropic.types.messages import MessageBatchIndividualResponse
+
+    try:
+        data = json.loads(line, object_pairs_hook=_no_duplicate_keys)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    result = data.get("result")
+    if (
+        not isinstance(data.get("custom_id"), str)
+        or not isinstance(result, dict)
+        or not isinstance(result.get("type"), str)
+    ):
+        return None
+    return MessageBatchIndividualResponse.model_construct(**data)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("a key is repeated")
+    return out
 
 
 def _kind(result: Any) -> str:
@@ -207,6 +301,8 @@ _WHY = {
     "(a batch ends within 24 hours)",
     "canceled": "batch_canceled: the batch was canceled before this request was processed",
     "no_result": "no_result: the batch returned no result for this request",
+    "duplicate_result": "duplicate_result: the batch returned more than one result for "
+    "this request; none was used",
     "not_submitted": "not_submitted: this part of the job was never submitted",
 }
 

@@ -81,6 +81,9 @@ def collect_and_show(args: argparse.Namespace, store: HistoryStore, job_id: str,
     if getattr(args, "wait", False):
         wait(job_id, client=judge.client, store=store, on_status=status_printer(args))
     result = collect(job_id, judge=judge, store=store)
+    problems = result.problems()
+    if problems:  # on stderr, so --json output stays one evaluation per line
+        print(f"gradeloop: batch job {job_id}: {'; '.join(problems)}", file=sys.stderr)
     requests = store.batch_requests(job_id)
     items = [DraftItem(r.item_id, r.task, r.draft) for r in requests]
     print_results(args, items, result.evaluations)

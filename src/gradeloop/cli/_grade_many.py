@@ -9,13 +9,13 @@ Exit 0 when every draft is accepted, 1 when any is not, 2 for bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
 from ..bulk._many import grade_many
 from ..errors import InputError, JudgeError
 from ..grading._grade import Evaluation
+from ..grading._jsonout import dumps
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
 from ..history._grading import GradedDraft
@@ -79,7 +79,7 @@ def _batch(
         )
         if args.no_wait:
             if args.json:
-                sys.stdout.write(json.dumps(job.to_json()) + "\n")
+                sys.stdout.write(dumps(job.to_json()) + "\n")
             else:
                 console().print(
                     f"collect it later: gradeloop batch collect {job.job_id}", markup=False

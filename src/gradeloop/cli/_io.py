@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..grading._files import read_utf8
+from ..grading._jsonout import dumps
 
 
 def read_text(path: str, what: str) -> str:
@@ -44,7 +44,7 @@ def read_task(task: str | None, task_file: str | None) -> str:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def console(stderr: bool = False) -> Console:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
@@ -11,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..grading._grade import Evaluation
+from ..grading._jsonout import dumps
 from ..migration._jsonl import DraftItem
 from ._io import console
 
@@ -23,7 +23,7 @@ def print_results(
     """JSON Lines with --json (one evaluation per draft, with its id), else the table."""
     if args.json:
         for item, evaluation in zip(items, evaluations, strict=True):
-            sys.stdout.write(json.dumps(_line(item, evaluation), ensure_ascii=False) + "\n")
+            sys.stdout.write(dumps(_line(item, evaluation), ensure_ascii=False) + "\n")
     else:
         render_many(items, evaluations)
 
@@ -46,7 +46,7 @@ def render_many(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -
         table.add_row(
             escape(item.output_id),
             result,
-            f"{ev.overall_score:.2f}",
+            "-" if ev.overall_score is None else f"{ev.overall_score:.2f}",
             escape(", ".join(ev.failed_keys) or "-"),
             _judge_cell(ev),
             _dollars(ev.judge_usage.cost_usd if ev.judge_usage is not None else 0.0),

@@ -157,7 +157,8 @@ def _report(result: LoopResult, args: argparse.Namespace) -> None:
     elif not args.out:
         sys.stdout.write(result.draft if result.draft.endswith("\n") else result.draft + "\n")
     err = console(stderr=True)
-    score = f"{result.evaluation.overall_score:.2f}" if result.evaluation else "-"
+    ev = result.evaluation
+    score = "-" if ev is None or ev.overall_score is None else f"{ev.overall_score:.2f}"
     verdict = "PASSED" if result.passed else "NOT PASSED"
     usage = result.usage
     err.print(
@@ -235,7 +236,7 @@ def describe(it: Iteration, cap: int) -> str:
     failed = ", ".join(ev.failed_keys) or "none"
     reused = "  (verdict reused: identical draft)" if it.reused_from else ""
     return (
-        f"{head}  score {ev.overall_score:.2f}  {'pass' if ev.accepted else 'fail'}  "
+        f"{head}  score {ev.overall_score or 0.0:.2f}  {'pass' if ev.accepted else 'fail'}  "
         f"failed: {failed}  {tokens}  {ms / 1000:.1f}s{reused}"
     )
 

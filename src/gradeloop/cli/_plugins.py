@@ -76,6 +76,7 @@ def apply(args: argparse.Namespace) -> None:
 
 def hint(exc: Exception) -> str:
     """What the command line adds to a library error: its own way to load a checker."""
-    if isinstance(exc, RubricError) and isinstance(exc.__cause__, UnknownCheckerError):
-        return "; or pass --plugin ./my_checkers.py"
+    cause = exc.__cause__
+    if isinstance(exc, RubricError) and isinstance(cause, UnknownCheckerError):
+        return "" if cause.not_loaded else "; or pass --plugin ./my_checkers.py"
     return ""

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from .. import telemetry
+from ..errors import CheckerSignatureError
 from ._context import CONTEXT_PARAM, CheckContext
 
 CheckerFn = Callable[..., Any]
@@ -126,6 +127,26 @@ def _describe_option_error(
     return f"option {loc!r} of checker {info.name!r}: {msg} (got {err.get('input')!r})"
 
 
+def check_signature(name: str, fn: CheckerFn) -> None:
+    """Refuse a checker that cannot be called as ``fn(text, **options)``: no positional
+    parameter for the draft, or a second one only a position can fill. A signature
+    that cannot be read (some builtins) is let through."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    params = list(sig.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    takes_text = bool(params) and (
+        params[0].kind in positional or params[0].kind is inspect.Parameter.VAR_POSITIONAL
+    )
+    needs_more = any(
+        p.kind is inspect.Parameter.POSITIONAL_ONLY and p.default is p.empty for p in params[1:]
+    )
+    if not takes_text or needs_more:
+        raise CheckerSignatureError(name, f"{getattr(fn, '__name__', 'fn')}{sig}")
+
+
 # Built models by function and name: a registry loads its plugins again whenever it is
 # made anew (every CLI command, every MCP server), and building the model is most of it.
 _MODELS: weakref.WeakKeyDictionary[Any, dict[str, type[BaseModel] | None]] = (
@@ -204,7 +225,7 @@ def run_checker(
             issues=[f"checker {info.name!r} raised {type(exc).__name__}: {exc}"],
         )
     if isinstance(raw, CheckResult):
-        return raw
+        return _checked_result(info.name, raw)
     if isinstance(raw, bool):
         return CheckResult(passed=raw)
     return CheckerFailure(
@@ -212,6 +233,31 @@ def run_checker(
         issues=[
             f"checker {info.name!r} returned {type(raw).__name__}, expected CheckResult or bool"
         ],
+    )
+
+
+def _checked_result(name: str, raw: CheckResult) -> CheckResult:
+    """``raw`` if its fields hold what CheckResult promises; a subclass can skip its
+    checks, and a non-bool ``passed`` would otherwise reach the verdict."""
+    kind = type(raw).__name__
+    problem = None
+    if not isinstance(raw.passed, bool):
+        problem = f"passed is {type(raw.passed).__name__}, expected a bool"
+    elif not isinstance(raw.issues, list | tuple) or not all(
+        isinstance(i, str) for i in raw.issues
+    ):
+        problem = "issues is not a list of strings"
+    elif raw.score is not None and not (
+        isinstance(raw.score, int | float)
+        and not isinstance(raw.score, bool)
+        and math.isfinite(raw.score)
+        and 0 <= raw.score <= 10
+    ):
+        problem = f"score is {raw.score!r}, expected a number from 0 to 10 or None"
+    if problem is None:
+        return raw
+    return CheckerFailure(
+        passed=False, issues=[f"checker {name!r} returned a {kind} whose {problem}"]
     )
 
 

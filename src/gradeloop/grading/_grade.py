@@ -104,8 +104,10 @@ class Evaluation:
 
     ``verdict`` holds every rubric key in ``criteria_met``; ``accepted`` is
     :func:`gradeloop.accepted` over it; ``overall_score`` is the weighted mean of
-    the per-criterion scores, on 0-10. ``shadows`` holds what each shadowed key's
-    shadow source said (recorded only: it never changes the verdict).
+    the per-criterion scores, on 0-10, or None when keys were not checked
+    (``skip_judge=True``): a score they would count 0 in is no real figure.
+    ``shadows`` holds what each shadowed key's shadow source said (recorded only: it
+    never changes the verdict).
 
     ``judge_calls`` holds the record of every judge request behind the verdict
     (:class:`~gradeloop.CallRecord`, cached ones included); ``judge_error`` is set on
@@ -116,7 +118,7 @@ class Evaluation:
     verdict: Verdict
     accepted: bool
     criteria: tuple[CriterionResult, ...]
-    overall_score: float
+    overall_score: float | None
     output_id: str = ""
     improvement_from_previous: float | None = None
     judge_called: bool = False
@@ -179,7 +181,7 @@ class Evaluation:
         out: dict[str, Any] = {
             "output_id": self.output_id,
             "criteria": [c.to_json() for c in self.criteria],
-            "overall_score": _round(self.overall_score) if not self.not_checked else None,
+            "overall_score": None if self.overall_score is None else _round(self.overall_score),
             "passed": self.accepted,
         }
         if self.not_checked:
@@ -200,8 +202,9 @@ class Evaluation:
         return out
 
 
-def _round(x: float) -> float:
-    return round(x, 2)
+def _round(x: float) -> float | None:
+    """Rounded for JSON; None for a number JSON cannot hold (NaN, infinity)."""
+    return round(x, 2) if math.isfinite(x) else None
 
 
 @telemetry.traced_grade
@@ -562,7 +565,10 @@ def merge(
         )
         for c in rubric
     )
-    score = overall(ordered)
+    checked = all(r.checked for r in ordered)
+    # With keys not checked there is no overall score to give (they would count 0):
+    # None, and not blamed, as the gate already fails on the unchecked keys themselves.
+    score = overall(ordered) if checked else None
     issues: list[str] = []
     for r in ordered:
         if r.source == "code" or not r.checked:
@@ -570,10 +576,12 @@ def merge(
     if verdict is not None:
         issues.extend(verdict.issues)
         issues.extend(f"{r.key}: {i}" for r in ordered if r.source == "judge" for i in r.issues)
-    below = rubric.pass_score is not None and score < rubric.pass_score
-    # With keys not checked the score is no real figure (they count 0), so it is not
-    # blamed: the gate already fails on the unchecked keys themselves.
-    if below and all(r.checked for r in ordered):
+    below = False
+    if score is not None and not math.isfinite(score):  # NaN compares false: never a pass
+        below = True
+        issues.append("the overall score is not a finite number; check the weights")
+    elif score is not None and rubric.pass_score is not None and score < rubric.pass_score:
+        below = True
         issues.append(
             f"overall score {score:.2f} is below the rubric's pass_score {rubric.pass_score:g}"
         )

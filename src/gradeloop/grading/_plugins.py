@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from ..errors import PluginError, RubricError
+from ..errors import CheckerSignatureError, PluginError, RubricError
 from ._entry_points import gradeloop_entry_points
 
 __all__ = [
@@ -128,7 +128,10 @@ def load_plugin(
         return spec
     with _lock:
         loaded = _import(spec, base, origin)
-    registry.add_plugin_checkers(loaded.name, loaded.module, loaded.checkers, hook=loaded.hook)
+    try:
+        registry.add_plugin_checkers(loaded.name, loaded.module, loaded.checkers, hook=loaded.hook)
+    except CheckerSignatureError as exc:
+        raise PluginError(spec, origin, str(exc), "then load it again") from None
     return loaded.name
 
 

@@ -18,6 +18,7 @@ Environment:
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import threading
@@ -29,7 +30,7 @@ import pluggy
 
 from .. import hookspecs
 from ..errors import CheckerConflictError, PluginError, UnknownCheckerError
-from ._checks import CheckerFn, CheckerInfo, options_model_for
+from ._checks import CheckerFn, CheckerInfo, check_signature, options_model_for
 from ._context import takes_context
 from ._entry_points import gradeloop_entry_points
 from ._plugins import capturing, env_plugins, load_plugin
@@ -78,6 +79,8 @@ class Registry:
         self._conflicts: dict[str, list[str]] = {}
         self._failures: list[PluginFailure] = []
         self._plugins: dict[str, str | None] = {}  # plugin name -> distribution
+        # entry-point plugins left out: name -> (entry point, "blocked" or "autoload")
+        self._skipped: dict[str, tuple[metadata.EntryPoint, str]] = {}
         self._pm = pluggy.PluginManager("gradeloop")
         self._pm.add_hookspecs(hookspecs)
         self._loaded = False
@@ -109,6 +112,8 @@ class Registry:
             points = gradeloop_entry_points()
             for ep in points:
                 if ep.name in block or (not autoload and ep.name not in allow):
+                    why = "blocked" if ep.name in block else "autoload"
+                    self._skipped.setdefault(ep.name, (ep, why))
                     continue
                 self._load_entry_point(ep)
             if self._allow is None:
@@ -144,6 +149,9 @@ class Registry:
             self.load()
             if name in self._plugins:
                 return
+            checkers = list(checkers)
+            for checker_name, fn, _ in checkers:  # all or none of a file's checkers
+                check_signature(checker_name, fn)
             self._plugins[name] = None
             for checker_name, fn, description in checkers:
                 self._add(checker_name, fn, name, None, description)
@@ -205,6 +213,7 @@ class Registry:
             raise ValueError(f"invalid checker name {name!r} (and 'judge' is reserved)")
         if not callable(fn):
             raise TypeError(f"checker {name!r} is not callable")
+        check_signature(name, fn)
         existing = self._checkers.get(name)
         if existing is not None:
             if existing.fn is fn:
@@ -264,7 +273,36 @@ class Registry:
         try:
             return self._checkers[name]
         except KeyError:
-            raise UnknownCheckerError(name, self._checkers) from None
+            why = self._not_loaded(name)
+            raise UnknownCheckerError(name, self._checkers, not_loaded=why) from None
+
+    def _not_loaded(self, name: str) -> str:
+        """Which plugin left out of loading has ``name``, said with the fix ("" if none).
+
+        The built-in checkers are gradeloop's own, so their names are read; any other
+        plugin left out is never imported (it may be blocked for what importing does),
+        so it is named as one that may have the checker."""
+        if not self._skipped:
+            return ""
+        fixes = {
+            "blocked": "which is blocked (GRADELOOP_BLOCK_PLUGINS or --block-plugin); "
+            "unblock it to use this checker",
+            "autoload": "which is not loaded because plugin autoload is disabled; name it "
+            "in GRADELOOP_PLUGINS (or --plugin {plugin}) to load it",
+        }
+        for plugin, (ep, why) in self._skipped.items():
+            if ep.value == BUILTIN_MODULE and name in builtin_checker_names():
+                return f"belongs to plugin {plugin!r}, " + fixes[why].format(plugin=plugin)
+        others = ", ".join(
+            f"{p!r} ({why})" for p, (ep, why) in self._skipped.items() if ep.value != BUILTIN_MODULE
+        )
+        if not others:
+            return ""
+        return (
+            f"is not registered; it may belong to a plugin that was not loaded: {others}; "
+            "unblock it (GRADELOOP_BLOCK_PLUGINS, --block-plugin) or name it in "
+            "GRADELOOP_PLUGINS"
+        )
 
     def get(self, name: str) -> CheckerFn:
         return self.info(name).fn
@@ -284,6 +322,20 @@ class Registry:
     def conflicts(self) -> dict[str, list[str]]:
         self.load()
         return {k: list(v) for k, v in self._conflicts.items()}
+
+
+BUILTIN_MODULE = "gradeloop_checkers"
+
+
+def builtin_checker_names() -> set[str]:
+    """The names the built-in checkers register (gradeloop's own module: safe to import)."""
+    names: set[str] = set()
+
+    def register(name: str, fn: CheckerFn, description: str | None = None) -> None:
+        names.add(name)
+
+    importlib.import_module(BUILTIN_MODULE).register_checkers(register)
+    return names
 
 
 def _plain(line: str) -> str:

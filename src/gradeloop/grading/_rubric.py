@@ -249,6 +249,7 @@ class Rubric(Sequence[Criterion]):
             raise RubricError(
                 f"pass_score must be between 0 and 10, not {pass_score}", path=self.path
             )
+        _check_weight_sum(items, self.path, _lines)
         if sum(c.weight for c in items) <= 0:
             raise RubricError(
                 "every weight is 0; give at least one criterion a weight > 0", path=self.path
@@ -436,6 +437,24 @@ class Rubric(Sequence[Criterion]):
 
     def __repr__(self) -> str:
         return f"Rubric(keys={list(self.keys)!r}, pass_score={self.pass_score!r})"
+
+
+def _check_weight_sum(
+    items: Sequence[Criterion], path: Path | None, lines: Sequence[int | None]
+) -> None:
+    """Refuse weights whose sum (times a score of 10) is no finite number: the weighted
+    mean would be NaN, and NaN compares false with pass_score, so it would pass."""
+    total = 0.0
+    for i, c in enumerate(items):
+        total += c.weight
+        if not math.isfinite(total * 10):
+            raise RubricError(
+                f"weight {c.weight:g} takes the sum of the weights past what a number "
+                "holds; weights are relative, so use small ones (such as 1, 2, 0.5)",
+                path=path,
+                key=c.key,
+                line=_line(lines, i),
+            )
 
 
 def _line(lines: Sequence[int | None], i: int) -> int | None:

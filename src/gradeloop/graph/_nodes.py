@@ -218,7 +218,7 @@ class Nodes:
                 it.judge_error = f"{exc.reason}: {exc}"
             else:
                 trajectory = state.get("trajectory") or []
-                delta = ev.overall_score - trajectory[-1] if trajectory else None
+                delta = (ev.overall_score or 0.0) - trajectory[-1] if trajectory else None
                 it.evaluation = ev.with_ids(it.output_id, delta)
         it.evaluation_time_ms = (time.perf_counter() - start) * 1000
         it.evaluation_usage = meter.usage
@@ -261,7 +261,7 @@ class Nodes:
                 evaluation=ev.to_json(),
                 judged_draft=it.content,
                 judged_output_id=it.output_id,
-                trajectory=[*(state.get("trajectory") or []), ev.overall_score],
+                trajectory=[*(state.get("trajectory") or []), ev.overall_score or 0.0],
             )
         update["stop_reason"] = self.decide({**state, **update})
         return update
@@ -340,7 +340,9 @@ def _emit_round(state: Mapping[str, Any], it: Iteration, max_rounds: int) -> Non
             "round": state["rounds"],
             "max_rounds": max_rounds,
             "output_id": it.output_id,
-            "score": round(ev.overall_score, 2) if ev is not None else None,
+            "score": round(ev.overall_score, 2)
+            if ev is not None and ev.overall_score is not None
+            else None,
             "passed": bool(ev is not None and ev.accepted),
             "failed_keys": list(ev.failed_keys) if ev is not None else [],
             "judge_error": it.judge_error,

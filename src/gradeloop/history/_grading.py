@@ -149,7 +149,7 @@ def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
     }
     stored = scrub_values(record)
     accepted = ev is not None and d.error is None and ev.accepted
-    score = None if ev is None else round(ev.overall_score, 4)
+    score = None if ev is None or ev.overall_score is None else round(ev.overall_score, 4)
     return (run_id, position, stored["item_id"], int(accepted), score, _dumps(stored))
 
 

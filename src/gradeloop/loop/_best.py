@@ -37,4 +37,4 @@ def best_of(items: Iterable[T], rank: Callable[[T], Rank]) -> T | None:
 def iteration_rank(it: Iteration) -> Rank:
     """The rank of a loop iteration: None when its draft was not judged."""
     ev = it.evaluation
-    return None if ev is None else (ev.accepted, ev.overall_score)
+    return None if ev is None else (ev.accepted, ev.overall_score or 0.0)

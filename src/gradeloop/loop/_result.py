@@ -87,7 +87,7 @@ class Iteration:
         """This iteration in seed 003's history shape."""
         if self.evaluation is not None:
             evaluation: dict[str, Any] = {
-                "overall_score": round(self.evaluation.overall_score, 2),
+                "overall_score": round(self.evaluation.overall_score or 0.0, 2),
                 "passed": self.evaluation.accepted,
             }
         else:
@@ -133,7 +133,9 @@ class LoopResult:
 
     @property
     def improvement_trajectory(self) -> list[float]:
-        return [round(it.evaluation.overall_score, 2) for it in self.history if it.evaluation]
+        return [
+            round(it.evaluation.overall_score or 0.0, 2) for it in self.history if it.evaluation
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """Seed 003's history JSON (plus the stop reason and the verdict)."""

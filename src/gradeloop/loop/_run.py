@@ -184,7 +184,7 @@ class _Run:
         if it.evaluation is None:
             return
         self.judged.setdefault(it.content, it)
-        self.scores.append(it.evaluation.overall_score)
+        self.scores.append(it.evaluation.overall_score or 0.0)
         k = self.settings.stagnation_rounds or 0
         if k and len(self.scores) > k:  # one score leaves the window for "before"
             self.best_before = max(self.best_before, self.scores[-k - 1])
@@ -230,7 +230,7 @@ class _Run:
     def _with_improvement(self, ev: Evaluation) -> Evaluation:
         if self.last_valid is None or self.last_valid.evaluation is None:
             return ev
-        delta = ev.overall_score - self.last_valid.evaluation.overall_score
+        delta = (ev.overall_score or 0.0) - (self.last_valid.evaluation.overall_score or 0.0)
         return ev.with_ids(ev.output_id, delta)
 
     def record(self, it: Iteration) -> None:

@@ -9,6 +9,7 @@ from the rubric.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "key_header",
     "key_results",
     "matrix_cell",
+    "overall_cell",
     "rubric_keys",
     "rubric_table",
     "settings_table",
@@ -64,6 +66,16 @@ def _float(value: Any, default: float | None) -> float | None:
     return (
         float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
     )
+
+
+def overall_cell(ev: Mapping[str, Any]) -> Safe:
+    """A stored evaluation's overall score, with a tick when accepted; "not computed"
+    when there is none (keys not checked: the score is null) or it is no finite number."""
+    score = _float(ev.get("overall_score"), None)
+    text = "not computed" if score is None or not math.isfinite(score) else f"{score:.2f}"
+    passed = ev.get("passed") is True
+    mark = " ✓" if passed else ""
+    return el("td", text + mark, class_="num " + ("met" if passed else "failed"))
 
 
 def rubric_keys(rubric: Mapping[str, Any]) -> list[RubricKey]:

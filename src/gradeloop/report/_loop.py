@@ -11,6 +11,7 @@ from ._cells import (
     key_header,
     key_results,
     matrix_cell,
+    overall_cell,
     rubric_keys,
     rubric_table,
     settings_table,
@@ -92,11 +93,7 @@ def _matrix(records: Sequence[Mapping[str, Any]], keys: Sequence[RubricKey]) -> 
         else:
             res = key_results(r, keys)
             ev = r["evaluation"]
-            overall = el(
-                "td",
-                f"{ev.get('overall_score', 0):.2f}" + (" ✓" if ev.get("passed") else ""),
-                class_="num " + ("met" if ev.get("passed") else "failed"),
-            )
+            overall = overall_cell(ev)
             cells = join([join(matrix_cell(k, res.get(k.key)) for k in keys), overall])
         rows.append(el("tr", el("th", str(number)), cells, data_round=number))
     return el("table", head, join(rows), class_="matrix")

@@ -82,7 +82,12 @@ def failure_table(evaluation: Evaluation, rubric: Rubric) -> str:
         rows.append((c.key, c.filled_by, met, score, "; ".join(c.issues) or "-"))
     widths = [max(len(h), *(len(_cell(r[i], 60)) for r in rows)) for i, h in enumerate(head)]
     lines = [
-        f"draft not accepted: overall {evaluation.overall_score:.2f}/10"
+        "draft not accepted: overall "
+        + (
+            "not computed"
+            if evaluation.overall_score is None
+            else f"{evaluation.overall_score:.2f}/10"
+        )
         + (f" (pass score {rubric.pass_score:g})" if rubric.pass_score is not None else "")
         + f"; failed: {', '.join(evaluation.failed_keys) or 'none (the judge said not passed)'}",
         "",

@@ -27,7 +27,6 @@ any other.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -36,6 +35,7 @@ from typing import Any
 
 from ..errors import GradeloopError, HistoryError, JudgeError, JudgeRequiredError, LoopNotFoundError
 from ..grading._grade import Judge, grade
+from ..grading._jsonout import dumps
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
@@ -160,7 +160,7 @@ class ToolRunner(Closing):
         out: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": _field(block, "id"),
-            "content": json.dumps(result, ensure_ascii=False),
+            "content": dumps(result, ensure_ascii=False),
         }
         if "error" in result:
             out["is_error"] = True

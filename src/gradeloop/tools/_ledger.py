@@ -167,7 +167,7 @@ class Ledger:
         ]
         if not earlier or earlier[-1].it.evaluation is None:
             return None
-        return ev.overall_score - earlier[-1].it.evaluation.overall_score
+        return (ev.overall_score or 0.0) - (earlier[-1].it.evaluation.overall_score or 0.0)
 
     def _stop_reason(self, out: Output) -> StopReason | None:
         assert out.it.evaluation is not None

@@ -59,4 +59,5 @@ class LoopState:
 
 def score_of(out: Output) -> float:
     """The output's overall score, or -1 when it was never judged."""
-    return out.it.evaluation.overall_score if out.it.evaluation is not None else -1.0
+    ev = out.it.evaluation
+    return -1.0 if ev is None else ev.overall_score or 0.0
