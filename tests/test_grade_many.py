@@ -510,24 +510,37 @@ def test_a_batch_uses_its_own_threads_and_leaves_the_loops_executor_alone() -> N
     from concurrent.futures import ThreadPoolExecutor
 
     names, r, reg = seeing(lambda: threading.current_thread().name)
+    r = rubric(reg, {"key": "s", "description": "S.", "checker": "sees"}, TONE)
+    judged_in: list[str] = []
+
+    class SyncJudge(AllMet):  # only a sync evaluate: it runs in a worker thread
+        def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+            judged_in.append(threading.current_thread().name)
+            return super().evaluate(task, draft, criteria)
 
     async def main() -> tuple[str, str]:
         loop = asyncio.get_running_loop()
         mine = ThreadPoolExecutor(2, thread_name_prefix="callers")
         loop.set_default_executor(mine)
-        await agrade_many(["a", "b", "c", "d"], r, registry=reg, concurrency=2)
+        out = await agrade_many(
+            ["a", "b", "c", "d"], r, registry=reg, concurrency=2, judge=SyncJudge()
+        )
+        assert all(e.accepted for e in out)
         # the loop's default executor is still the caller's, and it still works
         after = await loop.run_in_executor(None, lambda: threading.current_thread().name)
         return after, await asyncio.to_thread(lambda: threading.current_thread().name)
 
     after, again = asyncio.run(main())
     assert after.startswith("callers") and again.startswith("callers")
-    assert len(names) == 4 and all(n.startswith("gradeloop") for n in names)
-    assert len(set(names)) <= 4  # two threads a draft in flight at most
+    # checkers run in the watched runner threads (grading/_watch.py), handed their
+    # work from the batch's own pool
+    assert len(names) == 4 and all(n.startswith("gradeloop-checks") for n in names)
+    assert len(judged_in) == 4 and all(n.startswith("gradeloop-batch") for n in judged_in)
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(
-        t.name.startswith("gradeloop") for t in threading.enumerate()
-    ):
+    while time.monotonic() < deadline and batch_threads():
         time.sleep(0.01)
-    # the batch's pool was shut down: none of its threads outlive it
-    assert not [t.name for t in threading.enumerate() if t.name.startswith("gradeloop")]
+    assert not batch_threads()  # the batch's pool was shut down: none outlive it
+
+
+def batch_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("gradeloop-batch")]

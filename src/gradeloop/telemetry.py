@@ -54,6 +54,8 @@ from typing import Any, TypeVar, cast
 
 __all__ = [
     "AVAILABLE",
+    "active_tracer",
+    "grade_span",
     "iteration",
     "model_call",
     "record_error",
@@ -61,6 +63,7 @@ __all__ = [
     "traced_checker",
     "traced_grade",
     "traced_loop",
+    "tracing",
     "use_tracer_provider",
 ]
 
@@ -98,6 +101,11 @@ def use_tracer_provider(provider: Any) -> None:
     the global provider)."""
     global _provider
     _provider = provider
+
+
+def tracing() -> bool:
+    """Whether spans would be recorded now (the API installed and a provider set)."""
+    return AVAILABLE and _tracer() is not None
 
 
 def _tracer() -> Any:
@@ -239,6 +247,21 @@ def _grade_done(span: Any, ev: Any) -> None:
 def traced_grade(fn: F) -> F:
     """Decorate ``grade`` (or ``agrade``): a ``gradeloop.grade`` span per draft."""
     return _spanned("gradeloop.grade", _grade_done)(fn)
+
+
+def grade_span(tracer: Any, call: Callable[[], Any]) -> Any:
+    """``call()`` inside a ``gradeloop.grade`` span of ``tracer`` (from
+    :func:`active_tracer`): what :func:`traced_grade` does, for a caller that looked
+    the tracer up itself and uses the answer twice."""
+    with tracer.start_as_current_span("gradeloop.grade") as span:
+        result = call()
+        _grade_done(span, result)
+        return result
+
+
+def active_tracer() -> Any:
+    """gradeloop's tracer, or None when spans would not be recorded."""
+    return _tracer() if AVAILABLE else None
 
 
 def traced_checker(fn: F) -> F:

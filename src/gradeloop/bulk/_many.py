@@ -18,24 +18,34 @@ down when it ends. Nothing process-wide changes while a batch runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import copy
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import JudgeError, JudgeRequiredError
+from .. import telemetry
+from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ..grading._agrade import check_and_ask, finish_async
 from ..grading._calls import judge_calls
+from ..grading._checks import CheckerInfo, call_checker, run_checker
+from ..grading._context import make_context
 from ..grading._grade import (
     CriterionResult,
     Evaluation,
     GradePlan,
     Judge,
+    finish_grade,
     merge,
+    run_checks,
     start_plan,
 )
-from ..grading._registry import Registry
-from ..grading._rubric import Rubric
+from ..grading._registry import Registry, default_registry
+from ..grading._rubric import Rubric, checker_timeout_problem
+from ..grading._shadow import judge_request
 from ..grading._verdict import Verdict
 from ..grading._workers import worker_pool
 from ..models._aclient import connection_pool
@@ -72,6 +82,7 @@ def grade_many(
     cache: ReplyCache | None = None,
     skip_judge: bool = False,
     registry: Registry | None = None,
+    checker_timeout: float | None = None,
 ) -> list[Evaluation]:
     """Grade every draft against ``rubric``; one :class:`~gradeloop.Evaluation` per
     draft, in input order.
@@ -88,6 +99,10 @@ def grade_many(
     A draft whose judge fails gets a failed evaluation (``judge_error`` set; its
     judge keys not met) instead of raising. Called from inside a running event loop
     (asyncio code, Jupyter) it raises RuntimeError: ``await agrade_many(...)`` there.
+
+    When no judge is asked (a rubric filled by code, or ``skip_judge=True``) no event
+    loop runs: ``concurrency`` threads grade the drafts as :func:`~gradeloop.grade`
+    does. ``checker_timeout`` is :func:`~gradeloop.grade`'s.
     """
     try:
         asyncio.get_running_loop()
@@ -100,19 +115,13 @@ def grade_many(
         )
     _check_concurrency(concurrency)
     judge = _with_cache(judge, cache)
+    batch = _Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
+    if batch.code_only:
+        return _grade_code_only(batch, concurrency, progress)
 
     async def run() -> list[Evaluation]:
         try:
-            return await agrade_many(
-                drafts,
-                rubric,
-                task=task,
-                judge=judge,
-                concurrency=concurrency,
-                progress=progress,
-                skip_judge=skip_judge,
-                registry=registry,
-            )
+            return await _agrade_batch(batch, concurrency, progress)
         finally:
             closer = getattr(judge, "aclose", None)
             if closer is not None:  # the async client this event loop used
@@ -132,33 +141,85 @@ async def agrade_many(
     cache: ReplyCache | None = None,
     skip_judge: bool = False,
     registry: Registry | None = None,
+    checker_timeout: float | None = None,
 ) -> list[Evaluation]:
     """The async twin of :func:`grade_many`: same arguments, same result.
 
     A judge with only a sync ``evaluate`` and the code checkers run in a pool of
     worker threads this call owns (two per draft in flight), closed when it returns;
-    the running loop's own executor is left alone.
+    the running loop's own executor is left alone. With no judge to ask, the drafts
+    are graded in threads as :func:`grade_many` grades them, awaited.
     """
     _check_concurrency(concurrency)
-    if not isinstance(rubric, Rubric):
-        rubric = Rubric.from_dict(rubric, registry=registry)
-    if rubric.judge_criteria and judge is None and not skip_judge:
-        raise JudgeRequiredError([c.key for c in rubric.judge_criteria])
     judge = _with_cache(judge, cache)
-    items = [as_item(d, i, task) for i, d in enumerate(drafts)]
+    batch = _Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
+    if batch.code_only:
+        return await asyncio.to_thread(_grade_code_only, batch, concurrency, progress)
+    return await _agrade_batch(batch, concurrency, progress)
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """A batch's drafts and settings, checked once for all of them."""
+
+    items: list[Item]
+    rubric: Rubric
+    judge: Judge | None
+    skip_judge: bool
+    registry: Registry | None
+    checker_timeout: float
+
+    @classmethod
+    def of(
+        cls,
+        drafts: Iterable[str | DraftLike],
+        rubric: Rubric | Mapping[str, Any],
+        task: str,
+        judge: Judge | None,
+        skip_judge: bool,
+        registry: Registry | None,
+        checker_timeout: float | None,
+    ) -> _Batch:
+        if not isinstance(rubric, Rubric):
+            rubric = Rubric.from_dict(rubric, registry=registry)
+        if rubric.judge_criteria and judge is None and not skip_judge:
+            raise JudgeRequiredError([c.key for c in rubric.judge_criteria])
+        if checker_timeout is None:
+            checker_timeout = rubric.checker_timeout
+        elif (problem := checker_timeout_problem(checker_timeout)) is not None:
+            raise ValueError(problem)
+        items = [as_item(d, i, task) for i, d in enumerate(drafts)]
+        return cls(items, rubric, judge, skip_judge, registry, float(checker_timeout))
+
+    @property
+    def code_only(self) -> bool:
+        """Whether no draft's judge is asked anything."""
+        return self.judge is None or self.skip_judge or not judge_request(self.rubric)
+
+
+def _reporter(progress: bool | ProgressCallback, total: int) -> tuple[Any, Any]:
+    """The live bar (None without one) and what to call after each draft (or None)."""
+    bar = ProgressBar(total) if progress is True else None
+    report = bar if bar is not None and bar.enabled else (progress if callable(progress) else None)
+    return (bar if bar is not None and bar.enabled else None), report
+
+
+async def _agrade_batch(
+    batch: _Batch, concurrency: int, progress: bool | ProgressCallback
+) -> list[Evaluation]:
+    items = batch.items
     state = ManyProgress(total=len(items))
     results: list[Evaluation | None] = [None] * len(items)
     pacer = Pacer(concurrency)
     gate = _Gate(pacer)
-    bar = ProgressBar(len(items)) if progress is True else None
-    report = bar if bar is not None and bar.enabled else (progress if callable(progress) else None)
+    bar, report = _reporter(progress, len(items))
     pending = iter(range(len(items)))
 
     async def worker() -> None:
         for index in pending:
             item = items[index]
             async with gate:
-                evaluation = await _grade_one(item, rubric, judge, pacer, skip_judge, registry)
+                evaluation = await _grade_one(item, batch, pacer)
             results[index] = evaluation.with_ids(item.output_id)
             state.add(evaluation)
             state.throttled, state.concurrency = pacer.throttled, pacer.limit
@@ -167,11 +228,55 @@ async def agrade_many(
 
     # two threads a draft: its checkers, and a sync judge asked meanwhile
     with pacing(pacer), worker_pool(2 * concurrency), connection_pool(concurrency):
-        if bar is not None and bar.enabled:
+        if bar is not None:
             with bar:
                 await _run_workers(worker, min(concurrency, len(items)))
         else:
             await _run_workers(worker, min(concurrency, len(items)))
+    return [r for r in results if r is not None]
+
+
+def _grade_code_only(
+    batch: _Batch, concurrency: int, progress: bool | ProgressCallback
+) -> list[Evaluation]:
+    """A batch with no judge to ask: ``concurrency`` threads (this one alone for one)
+    pull drafts in order and grade each as grade() does; no event loop."""
+    items, rubric = batch.items, batch.rubric
+    reg = batch.registry or default_registry()
+    check = run_checker if telemetry.tracing() else call_checker
+    state = ManyProgress(total=len(items))
+    results: list[Evaluation | None] = [None] * len(items)
+    bar, report = _reporter(progress, len(items))
+    pending = iter(range(len(items)))
+    lock = threading.Lock()
+    shared = None if _wants_context(rubric, reg) else make_context()
+
+    def work() -> None:
+        for index in pending:
+            item = items[index]
+            context = shared or make_context(item.task, item.reference, item.metadata)
+            plan = GradePlan(
+                rubric, reg, item.draft, item.task, context, {}, (), batch.checker_timeout
+            )
+            evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
+            results[index] = evaluation
+            if report is not None:
+                with lock:
+                    state.add(evaluation)
+                    report(state)
+
+    # gradeloop's own checkers only compute (threads would only take turns with the
+    # interpreter lock): one thread; another's checker may wait on I/O: concurrency
+    workers = min(concurrency, len(items)) if _any_unbounded(rubric, reg) else 1
+    with bar if bar is not None else contextlib.nullcontext():
+        if workers <= 1:
+            work()
+        else:
+            with ThreadPoolExecutor(workers, thread_name_prefix="gradeloop-batch") as pool:
+                for done in [
+                    pool.submit(contextvars.copy_context().run, work) for _ in range(workers)
+                ]:
+                    done.result()
     return [r for r in results if r is not None]
 
 
@@ -191,16 +296,34 @@ async def _run_workers(worker: Any, count: int) -> None:
         raise
 
 
-async def _grade_one(
-    item: Item,
-    rubric: Rubric,
-    judge: Judge | None,
-    pacer: Pacer,
-    skip_judge: bool,
-    registry: Registry | None,
-) -> Evaluation:
+def _wants_context(rubric: Rubric, reg: Registry) -> bool:
+    """Whether any checker the rubric names (shadows too) takes a CheckContext."""
+    return _any_checker(rubric, reg, lambda info: info.wants_context)
+
+
+def _any_unbounded(rubric: Rubric, reg: Registry) -> bool:
+    """Whether any checker the rubric names (shadows too) is not gradeloop's own."""
+    return _any_checker(rubric, reg, lambda info: not info.bounded)
+
+
+def _any_checker(rubric: Rubric, reg: Registry, test: Callable[[CheckerInfo], bool]) -> bool:
+    """Whether ``test`` holds for a checker the rubric names (True for one that is
+    not registered now: it is reported when it runs, and nothing is assumed of it)."""
+    names = {c.checker for c in rubric.code_criteria}
+    names |= {c.shadow for c in rubric.shadowed if c.shadow_source == "code"}
+    for name in names:
+        try:
+            if name is None or test(reg.info(name)):
+                return True
+        except GradeloopError:
+            return True
+    return False
+
+
+async def _grade_one(item: Item, batch: _Batch, pacer: Pacer) -> Evaluation:
+    judge = batch.judge
     with judge_calls() as calls:
-        plan = _start(item, rubric, judge, skip_judge, registry)
+        plan = _start(item, batch)
         try:
             answer = await check_and_ask(plan, judge)
         except JudgeError as exc:
@@ -209,19 +332,18 @@ async def _grade_one(
     return await finish_async(plan, answer, tuple(calls))
 
 
-def _start(
-    item: Item, rubric: Rubric, judge: Judge | None, skip_judge: bool, registry: Registry | None
-) -> GradePlan:
+def _start(item: Item, batch: _Batch) -> GradePlan:
     """Grading ``item`` begun: the judge keys to ask, no checker run yet."""
     return start_plan(
         item.draft,
-        rubric,
+        batch.rubric,
         task=item.task,
-        judge=judge,
-        skip_judge=skip_judge,
-        registry=registry,
+        judge=batch.judge,
+        skip_judge=batch.skip_judge,
+        registry=batch.registry,
         reference=item.reference,
         metadata=item.metadata,
+        checker_timeout=batch.checker_timeout,
     )
 
 

@@ -64,6 +64,7 @@ class CheckerInfo:
     description: str = ""
     options_model: type[BaseModel] | None = None
     wants_context: bool = False
+    bounded: bool = False  # a built-in checker: never watched by checker_timeout
 
     def validate_options(
         self, options: Mapping[str, Any], *, rubric_dir: str | Path | None = None
@@ -211,13 +212,23 @@ def run_checker(
     A checker that declares ``context`` gets ``context`` (an empty one when none is
     given); any other checker is called with the text and its options only. A
     checker that raises, or returns something that is neither a ``CheckResult``
-    nor a ``bool``, yields a failed result whose issue carries the error.
+    nor a ``bool``, yields a failed result whose issue carries the error. With
+    tracing on, the call is a ``gradeloop.check`` span.
     """
-    kwargs = dict(options)
+    return call_checker(info, text, options, context)
+
+
+def call_checker(
+    info: CheckerInfo,
+    text: str,
+    options: Mapping[str, Any],
+    context: CheckContext | None = None,
+) -> CheckResult:
+    """:func:`run_checker` without the span (what grading calls when tracing is off)."""
     if info.wants_context:
-        kwargs[CONTEXT_PARAM] = context if context is not None else CheckContext()
+        options = {**options, CONTEXT_PARAM: context if context is not None else CheckContext()}
     try:
-        raw = info.fn(text, **kwargs)
+        raw = info.fn(text, **options)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
         telemetry.record_error(exc)
         return CheckerFailure(
@@ -239,6 +250,8 @@ def run_checker(
 def _checked_result(name: str, raw: CheckResult) -> CheckResult:
     """``raw`` if its fields hold what CheckResult promises; a subclass can skip its
     checks, and a non-bool ``passed`` would otherwise reach the verdict."""
+    if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
+        return raw  # __post_init__ checked passed and score
     kind = type(raw).__name__
     problem = None
     if not isinstance(raw.passed, bool):

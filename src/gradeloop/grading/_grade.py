@@ -5,17 +5,17 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._calls import judge_calls
-from ._checks import CheckerFailure, run_checker
+from ._checks import CheckerFailure, CheckerInfo, CheckResult, call_checker, run_checker
 from ._context import CheckContext, make_context
 from ._registry import Registry, default_registry
-from ._rubric import Criterion, Rubric
+from ._rubric import DEFAULT_CHECKER_TIMEOUT, Criterion, Rubric, checker_timeout_problem
 from ._samples import SampledVerdict
 from ._shadow import (
     ShadowResult,
@@ -29,6 +29,7 @@ from ._shadow import (
 )
 from ._strict import WireError, strict_verdict
 from ._verdict import Verdict, accepted
+from ._watch import TimedOut, run_watched
 
 Source = Literal["code", "judge"]
 Status = Literal["met", "failed", "not_checked", "error"]
@@ -207,7 +208,6 @@ def _round(x: float) -> float | None:
     return round(x, 2) if math.isfinite(x) else None
 
 
-@telemetry.traced_grade
 def grade(
     draft: str,
     rubric: Rubric | Mapping[str, Any],
@@ -218,6 +218,7 @@ def grade(
     registry: Registry | None = None,
     reference: str | None = None,
     metadata: Mapping[str, Any] | None = None,
+    checker_timeout: float | None = None,
 ) -> Evaluation:
     """Grade ``draft`` against ``rubric``.
 
@@ -233,24 +234,41 @@ def grade(
     what it said is in ``Evaluation.shadows`` and never changes the verdict. A
     code key shadowed by the judge joins the same single judge request.
 
+    ``checker_timeout`` (seconds; the rubric's ``checker_timeout`` when None, 30 by
+    default, 0 for no limit): a checker still running after it is a failed key with
+    status ``error``, its issue naming the checker and its plugin, and grading goes
+    on (the stuck call is left to finish in a background thread; docs/plugins.md).
+
     Raises :class:`~gradeloop.errors.JudgeRequiredError` when judge keys exist and
     no judge was given, and :class:`~gradeloop.errors.JudgeError` when the judge
     fails; a judge failure is never turned into a pass.
     """
-    plan = start_plan(
-        draft,
-        rubric,
-        task=task,
-        judge=judge,
-        skip_judge=skip_judge,
-        registry=registry,
-        reference=reference,
-        metadata=metadata,
-    )
-    run_checks(plan)  # the code keys first; then the judge, about the rest
-    with judge_calls() as calls:
-        answer = _ask_judge(judge, task, draft, plan.asked, plan.rubric) if plan.asked else None
-    return finish_grade(plan, answer, tuple(calls))
+    tracer = telemetry.active_tracer()  # looked up once: the grade's and the checks' spans
+
+    def graded() -> Evaluation:
+        plan = start_plan(
+            draft,
+            rubric,
+            task=task,
+            judge=judge,
+            skip_judge=skip_judge,
+            registry=registry,
+            reference=reference,
+            metadata=metadata,
+            checker_timeout=checker_timeout,
+        )
+        # the code keys first; then the judge, about the rest
+        run_checks(plan, call_checker if tracer is None else run_checker)
+        if not plan.asked:
+            return finish_grade(plan, None)
+        with judge_calls() as calls:
+            answer = _ask_judge(judge, task, draft, plan.asked, plan.rubric)
+        return finish_grade(plan, answer, tuple(calls))
+
+    if tracer is None:
+        return graded()
+    result: Evaluation = telemetry.grade_span(tracer, graded)
+    return result
 
 
 @dataclass
@@ -268,6 +286,7 @@ class GradePlan:
     context: CheckContext
     results: dict[str, CriterionResult]
     asked: tuple[Criterion, ...]
+    checker_timeout: float = DEFAULT_CHECKER_TIMEOUT
 
 
 def start_plan(
@@ -280,36 +299,83 @@ def start_plan(
     registry: Registry | None,
     reference: str | None = None,
     metadata: Mapping[str, Any] | None = None,
+    checker_timeout: float | None = None,
 ) -> GradePlan:
     """Check the arguments and settle what the judge is asked; no checker runs yet
     (:func:`run_checks` runs them). What the judge is asked depends on the rubric
     alone, so an async grader can send the request while the checkers run."""
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
+    if checker_timeout is None:
+        checker_timeout = rubric.checker_timeout
+    else:
+        problem = checker_timeout_problem(checker_timeout)
+        if problem is not None:
+            raise ValueError(problem)
     reg = registry or default_registry()
     judge_criteria = rubric.judge_criteria
     if judge_criteria and judge is None and not skip_judge:
         raise JudgeRequiredError([c.key for c in judge_criteria])
     context = make_context(task, reference, metadata)
     asked = judge_request(rubric) if judge is not None and not skip_judge else ()
-    return GradePlan(rubric, reg, draft, task, context, {}, tuple(asked))
+    return GradePlan(rubric, reg, draft, task, context, {}, tuple(asked), float(checker_timeout))
 
 
-def run_checks(plan: GradePlan) -> GradePlan:
-    """Run the code-filled keys' checkers into ``plan.results``; ``plan`` back."""
-    for c in plan.rubric.code_criteria:
+def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None) -> GradePlan:
+    """Run the code-filled keys' checkers into ``plan.results``; ``plan`` back.
+
+    gradeloop's own checkers (bounded in time by their tests) run here; any other
+    runs in a watched worker thread (:mod:`._watch`), where one still running after
+    ``plan.checker_timeout`` is an error and the rest run on. ``check`` calls one
+    checker (by default with a span when spans are recorded)."""
+    code = plan.rubric.code_criteria
+    if not code:
+        return plan
+    if check is None:
+        check = run_checker if telemetry.tracing() else call_checker
+    reg, draft, context, results = plan.registry, plan.draft, plan.context, plan.results
+    watched: list[tuple[Criterion, CheckerInfo]] = []
+    for c in code:
         assert c.checker is not None
-        plan.results[c.key] = _from_check(c, plan.registry, plan.draft, plan.context)
+        try:
+            info = reg.info(c.checker)
+        except GradeloopError as exc:  # registry changed since the rubric loaded
+            results[c.key] = CriterionResult(
+                c.key, c.weight, 0.0, False, "code", c.checker, (str(exc),), error=str(exc)
+            )
+            continue
+        if info.bounded:
+            results[c.key] = _from_check(c, info, draft, context, check)
+        else:
+            watched.append((c, info))
+    if watched:
+        calls = [functools.partial(_from_check, c, i, draft, context, check) for c, i in watched]
+        done = run_watched(calls, plan.checker_timeout)
+        for (c, info), result in zip(watched, done, strict=True):
+            results[c.key] = _timed_out(c, info, result) if isinstance(result, TimedOut) else result
     return plan
 
 
+def _timed_out(c: Criterion, info: CheckerInfo, timed_out: TimedOut) -> CriterionResult:
+    """The result of a key whose checker was given up on."""
+    issue = (
+        f"checker {info.name!r} (plugin {info.plugin!r}) was still running after "
+        f"{timed_out.seconds:g} s; gave up on it (raise checker_timeout if it needs longer)"
+    )
+    return CriterionResult(c.key, c.weight, 0.0, False, "code", info.name, (issue,), error=issue)
+
+
 def finish_grade(
-    plan: GradePlan, answer: _JudgeAnswer | None, calls: tuple[Any, ...] = ()
+    plan: GradePlan,
+    answer: _JudgeAnswer | None,
+    calls: tuple[Any, ...] = (),
+    *,
+    output_id: str = "",
 ) -> Evaluation:
     """Merge the judge's answer (None when it was not asked) into the Evaluation."""
-    rubric, results = plan.rubric, dict(plan.results)
-    judge_criteria = rubric.judge_criteria
-    answer = answer or _JudgeAnswer()
+    rubric, judge_criteria = plan.rubric, plan.rubric.judge_criteria
+    results = dict(plan.results) if judge_criteria else plan.results
+    answer = answer or _NO_ANSWER
     if plan.asked:
         if answer.own is not None:
             for c in judge_criteria:
@@ -326,16 +392,19 @@ def finish_grade(
                 issues=("not checked: filled by the judge",),
                 checked=False,
             )
-    evaluation = merge(rubric, results, answer.own if judge_criteria else None)
     ran = bool(plan.asked)
-    shadows = _shadow_results(
-        rubric, plan.registry, plan.draft, results, answer, ran_judge=ran, context=plan.context
+    shadows = (
+        _shadow_results(rubric, plan, results, answer, ran_judge=ran) if rubric.shadowed else ()
     )
-    return replace(
-        evaluation,
+    verdict = answer.own if judge_criteria else None
+    return merge(
+        rubric,
+        results,
+        verdict,
         shadows=shadows,
-        judge_called=evaluation.judge_called or ran,
+        judge_called=verdict is not None or ran,
         judge_calls=calls,
+        output_id=output_id,
     )
 
 
@@ -347,6 +416,9 @@ class _JudgeAnswer:
     own: Verdict | None = None
     shadow_issues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error: str | None = None
+
+
+_NO_ANSWER = _JudgeAnswer()
 
 
 def _ask_judge(
@@ -367,13 +439,11 @@ def _ask_judge(
 
 def _shadow_results(
     rubric: Rubric,
-    reg: Registry,
-    draft: str,
+    plan: GradePlan,
     results: Mapping[str, CriterionResult],
     answer: _JudgeAnswer,
     *,
     ran_judge: bool,
-    context: CheckContext | None = None,
 ) -> tuple[ShadowResult, ...]:
     out = []
     for c in rubric.shadowed:
@@ -393,7 +463,7 @@ def _shadow_results(
         if c.shadow_source == "judge":
             side, error = _judge_side(c, answer, ran_judge)
         else:
-            checked = run_shadow_checker(c, reg, draft, context)
+            checked = _watched_shadow(c, plan)
             side, error = (checked, None) if isinstance(checked, ShadowSide) else (None, checked)
             if primary.source == "code":
                 reasoning = None  # the judge was not on either side of this key
@@ -409,6 +479,16 @@ def _shadow_results(
             status = "ok"
         out.append(ShadowResult(c.key, c.scale, first, side, status, error, reasoning))
     return tuple(out)
+
+
+def _watched_shadow(c: Criterion, plan: GradePlan) -> ShadowSide | str:
+    """A code shadow's answer (or why it has none), under the checker time limit."""
+    call = functools.partial(run_shadow_checker, c, plan.registry, plan.draft, plan.context)
+    [answer] = run_watched([call], plan.checker_timeout)
+    if isinstance(answer, TimedOut):
+        return f"shadow checker {c.shadow!r} was still running after {answer.seconds:g} s"
+    result: ShadowSide | str = answer
+    return result
 
 
 def _judge_side(
@@ -470,36 +550,58 @@ def judge_answer(
 
 
 def _from_check(
-    c: Criterion, reg: Registry, draft: str, context: CheckContext | None = None
+    c: Criterion,
+    info: CheckerInfo,
+    draft: str,
+    context: CheckContext | None,
+    check: Callable[..., CheckResult],
 ) -> CriterionResult:
-    assert c.checker is not None
-    try:
-        info = reg.info(c.checker)
-    except GradeloopError as exc:  # registry changed since the rubric loaded
-        return CriterionResult(
-            c.key, c.weight, 0.0, False, "code", c.checker, (str(exc),), error=str(exc)
-        )
-    result = run_checker(info, draft, c.options, context)
+    result = check(info, draft, c.options, context)
+    passed = result.passed
     if c.scale == "score":
-        score = result.score if result.score is not None else (10.0 if result.passed else 0.0)
-        met = result.passed and score >= c.pass_threshold
+        score = result.score if result.score is not None else (10.0 if passed else 0.0)
+        met = passed and score >= c.pass_threshold
     else:
-        score = 10.0 if result.passed else 0.0
-        met = result.passed
+        score = 10.0 if passed else 0.0
+        met = passed
     issues = tuple(result.issues)
     if not met and not issues:
         issues = (f"does not meet: {c.description}",)
-    return CriterionResult(
-        key=c.key,
-        weight=c.weight,
-        score=float(score),
-        passed=met,
+    error = "; ".join(result.issues) if isinstance(result, CheckerFailure) else None
+    return _code_result(c.key, c.weight, float(score), met, info.name, issues, error)
+
+
+_new = object.__new__
+
+
+def _code_result(
+    key: str,
+    weight: float,
+    score: float,
+    passed: bool,
+    filled_by: str,
+    issues: tuple[str, ...],
+    error: str | None,
+) -> CriterionResult:
+    """``CriterionResult(key, weight, score, passed, "code", filled_by, issues, ...)``
+    built without the frozen dataclass's field-by-field ``__init__`` (a third of a
+    cheap check's bookkeeping); every field is set, and a test compares the two."""
+    result = _new(CriterionResult)
+    result.__dict__.update(
+        key=key,
+        weight=weight,
+        score=score,
+        passed=passed,
         source="code",
-        filled_by=c.checker,
+        filled_by=filled_by,
         issues=issues,
         feedback="; ".join(issues) or None,
-        error="; ".join(result.issues) if isinstance(result, CheckerFailure) else None,
+        checked=True,
+        agreement=None,
+        samples=(),
+        error=error,
     )
+    return result
 
 
 def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
@@ -555,27 +657,49 @@ def overall(results: Sequence[CriterionResult]) -> float:
 
 
 def merge(
-    rubric: Rubric, results: Mapping[str, CriterionResult], verdict: Verdict | None
+    rubric: Rubric,
+    results: Mapping[str, CriterionResult],
+    verdict: Verdict | None,
+    *,
+    shadows: tuple[ShadowResult, ...] = (),
+    judge_called: bool | None = None,
+    judge_calls: tuple[Any, ...] = (),
+    output_id: str = "",
 ) -> Evaluation:
-    """Merge per-key results (and the judge's verdict) into one Evaluation."""
-    ordered = tuple(
-        results.get(c.key)
-        or CriterionResult(
-            c.key, c.weight, 0.0, False, c.source, c.filled_by, ("no one filled this criterion",)
-        )
-        for c in rubric
-    )
-    checked = all(r.checked for r in ordered)
+    """Merge per-key results (and the judge's verdict) into one Evaluation.
+
+    ``judge_called`` defaults to whether there is a verdict."""
+    # one pass over the keys: what the gate, the score and the verdict need (this runs
+    # for every draft, so it is written for speed)
+    checked = every_met = True
+    total = weighted = 0.0
+    issues: list[str] = []
+    judged: list[str] = []
+    found: list[CriterionResult] = []
+    met: dict[str, bool] = {}
+    feedback: dict[str, str] = {}
+    for c in rubric:
+        r = results.get(c.key) or _unfilled(c)
+        found.append(r)
+        met[r.key] = r.passed
+        if r.feedback:
+            feedback[r.key] = r.feedback
+        checked = checked and r.checked
+        every_met = every_met and r.passed
+        total += r.weight
+        weighted += r.weight * r.score
+        if r.issues:
+            own = [f"{r.key}: {i}" for i in r.issues]
+            if r.source == "code" or not r.checked:
+                issues.extend(own)
+            else:
+                judged.extend(own)
     # With keys not checked there is no overall score to give (they would count 0):
     # None, and not blamed, as the gate already fails on the unchecked keys themselves.
-    score = overall(ordered) if checked else None
-    issues: list[str] = []
-    for r in ordered:
-        if r.source == "code" or not r.checked:
-            issues.extend(f"{r.key}: {i}" for i in r.issues)
+    score = (0.0 if total <= 0 else weighted / total) if checked else None
     if verdict is not None:
         issues.extend(verdict.issues)
-        issues.extend(f"{r.key}: {i}" for r in ordered if r.source == "judge" for i in r.issues)
+        issues.extend(judged)
     below = False
     if score is not None and not math.isfinite(score):  # NaN compares false: never a pass
         below = True
@@ -588,25 +712,38 @@ def merge(
     # The gate decides: the judge's own claim and every key must agree on a pass,
     # so either one saying "no" is a "no" (and says why, for the next revision).
     claim = verdict.passed if verdict is not None else True
-    if not claim and all(r.passed for r in ordered) and not below:
+    if not claim and every_met and not below:
         issues.append(
             "the judge did not pass the draft (passed=false) although it marked every "
             "criterion met; see its reasoning"
         )
+    ordered = tuple(found)
+    scored = rubric.scored_keys
     merged = Verdict(
         reasoning=verdict.reasoning if verdict is not None else "Every key was graded in code.",
-        criteria_met={r.key: r.passed for r in ordered},
-        passed=bool(claim and all(r.passed for r in ordered) and not below),
-        issues=_dedupe(issues),
-        scores={r.key: r.score for r in ordered if rubric[r.key].scale == "score"},
-        feedback={r.key: r.feedback for r in ordered if r.feedback},
+        criteria_met=met,
+        passed=bool(claim and every_met and not below),
+        issues=_dedupe(issues) if issues else [],
+        scores={r.key: r.score for r in ordered if r.key in scored} if scored else {},
+        feedback=feedback,
     )
     return Evaluation(
         verdict=merged,
         accepted=accepted(merged, rubric.keys),
         criteria=ordered,
         overall_score=score,
-        judge_called=verdict is not None,
+        judge_called=verdict is not None if judge_called is None else judge_called,
+        output_id=output_id,
+        shadows=shadows
+        if not output_id
+        else tuple(replace(x, output_id=output_id) for x in shadows),
+        judge_calls=judge_calls,
+    )
+
+
+def _unfilled(c: Criterion) -> CriterionResult:
+    return CriterionResult(
+        c.key, c.weight, 0.0, False, c.source, c.filled_by, ("no one filled this criterion",)
     )
 
 

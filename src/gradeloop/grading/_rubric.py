@@ -167,7 +167,22 @@ class Criterion(BaseModel):
         return f"{self.key}: {self.description}"
 
 
-_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins"}
+_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins", "checker_timeout"}
+
+#: Seconds a checker may run on one draft before its key is an error (0: no limit).
+DEFAULT_CHECKER_TIMEOUT = 30.0
+
+
+def checker_timeout_problem(value: object) -> str | None:
+    """Why ``value`` is not a checker time limit (None when it is one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"checker_timeout must be a number of seconds, not {value!r}"
+    if not math.isfinite(value) or value < 0:
+        return (
+            f"checker_timeout must be a finite number of seconds >= 0 (0: no limit), not {value!r}"
+        )
+    return None
+
 
 #: How deeply a rubric's tables and lists may nest (real rubrics use a handful).
 MAX_DEPTH = 64
@@ -225,9 +240,14 @@ class Rubric(Sequence[Criterion]):
         path: str | Path | None = None,
         registry: Registry | None = None,
         plugins: Sequence[str] = (),
+        checker_timeout: float = DEFAULT_CHECKER_TIMEOUT,
         _lines: Sequence[int | None] = (),
     ) -> None:
         self.path = Path(path) if path is not None else None
+        problem = checker_timeout_problem(checker_timeout)
+        if problem is not None:
+            raise RubricError(problem, path=self.path)
+        self.checker_timeout = float(checker_timeout)
         self.name = name
         self.plugins = tuple(plugins)  # already loaded (from_dict does it), kept for to_dict
         items = list(criteria)
@@ -262,6 +282,15 @@ class Rubric(Sequence[Criterion]):
         )
         self.pass_score = pass_score
         self._by_key = {c.key: c for c in self._criteria}
+        # Derived once: a Rubric does not change, and grading reads these per draft.
+        every = self._criteria
+        self._keys = tuple(self._by_key)
+        self._code = tuple(c for c in every if c.source == "code")
+        self._judge = tuple(c for c in every if c.source == "judge")
+        self._judge_keys = tuple(c.key for c in self._judge)
+        self._shadowed = tuple(c for c in every if c.shadow is not None)
+        self._judge_shadow_keys = tuple(c.key for c in every if c.shadow_source == "judge")
+        self._scored_keys = frozenset(c.key for c in every if c.scale == "score")
 
     # -- construction --------------------------------------------------------------
 
@@ -305,6 +334,10 @@ class Rubric(Sequence[Criterion]):
                 f"pass_score must be a number from 0 to 10, not {pass_score!r}", path=path
             )
         name = data.get("name")
+        timeout = data.get("checker_timeout", DEFAULT_CHECKER_TIMEOUT)
+        problem = checker_timeout_problem(timeout)
+        if problem is not None:
+            raise RubricError(problem, path=path)
         return cls(
             criteria,
             pass_score=pass_score,
@@ -312,6 +345,7 @@ class Rubric(Sequence[Criterion]):
             path=path,
             registry=registry,
             plugins=plugins,
+            checker_timeout=timeout,
             _lines=_lines,
         )
 
@@ -370,6 +404,8 @@ class Rubric(Sequence[Criterion]):
             out["name"] = self.name
         if self.plugins:
             out["plugins"] = list(self.plugins)
+        if self.checker_timeout != DEFAULT_CHECKER_TIMEOUT:
+            out["checker_timeout"] = self.checker_timeout
         return out
 
     # -- access ---------------------------------------------------------------------
@@ -377,29 +413,34 @@ class Rubric(Sequence[Criterion]):
     @property
     def keys(self) -> tuple[str, ...]:
         """Every criterion key, in rubric order."""
-        return tuple(self._by_key)
+        return self._keys
 
     @property
     def code_criteria(self) -> tuple[Criterion, ...]:
-        return tuple(c for c in self._criteria if c.source == "code")
+        return self._code
 
     @property
     def judge_criteria(self) -> tuple[Criterion, ...]:
-        return tuple(c for c in self._criteria if c.source == "judge")
+        return self._judge
 
     @property
     def judge_keys(self) -> tuple[str, ...]:
-        return tuple(c.key for c in self.judge_criteria)
+        return self._judge_keys
 
     @property
     def shadowed(self) -> tuple[Criterion, ...]:
         """The criteria that name a shadow source, in rubric order."""
-        return tuple(c for c in self._criteria if c.shadow is not None)
+        return self._shadowed
 
     @property
     def judge_shadow_keys(self) -> tuple[str, ...]:
         """Code-filled keys the judge is asked about too, as their shadow."""
-        return tuple(c.key for c in self._criteria if c.shadow_source == "judge")
+        return self._judge_shadow_keys
+
+    @property
+    def scored_keys(self) -> frozenset[str]:
+        """The keys on the 1-10 scale."""
+        return self._scored_keys
 
     def criteria_block(self) -> str:
         """Every criterion as a ``<criteria>`` block for a prompt."""
@@ -431,7 +472,11 @@ class Rubric(Sequence[Criterion]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Rubric):
             return NotImplemented
-        return self._criteria == other._criteria and self.pass_score == other.pass_score
+        return (
+            self._criteria == other._criteria
+            and self.pass_score == other.pass_score
+            and self.checker_timeout == other.checker_timeout
+        )
 
     __hash__ = None  # type: ignore[assignment]
 

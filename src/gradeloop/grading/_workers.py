@@ -30,7 +30,7 @@ _POOL: ContextVar[ThreadPoolExecutor | None] = ContextVar("gradeloop_worker_pool
 def worker_pool(size: int) -> Iterator[ThreadPoolExecutor]:
     """A pool of up to ``size`` threads for :func:`in_thread` calls made in this
     context (and the tasks it starts), shut down when the block ends."""
-    pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="gradeloop")
+    pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="gradeloop-batch")
     token = _POOL.set(pool)
     try:
         yield pool
