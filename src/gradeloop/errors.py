@@ -32,6 +32,8 @@ The tree::
 
     RubricWarning (UserWarning)         a rubric that loads but costs more than it should
                                         (long anchors/examples sent with every judge call)
+    DraftSizeWarning (UserWarning)      a draft past the size gradeloop expects
+                                        (graded anyway: slow, and costly to judge)
 
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
@@ -50,6 +52,7 @@ __all__ = [
     "CheckerError",
     "CheckerSignatureError",
     "ConfigError",
+    "DraftSizeWarning",
     "GradeloopError",
     "HistoryError",
     "InputError",
@@ -98,6 +101,11 @@ class RubricWarning(UserWarning):
 
     Not an error: the rubric loads. Silence it with the :mod:`warnings` filters.
     """
+
+
+class DraftSizeWarning(UserWarning):
+    """A draft longer than gradeloop expects (``DRAFT_WARN_CHARS`` characters). Not an
+    error: it is graded, but slowly, and a judge reads (and bills) all of it."""
 
 
 class CheckerError(GradeloopError):

@@ -10,14 +10,16 @@ interrupted. No traceback reaches the user unless ``GRADELOOP_DEBUG=1``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
 
 from .. import __version__
-from ..errors import GradeloopError
+from ..errors import DraftSizeWarning, GradeloopError, RubricWarning
 from . import (
     _batch,
     _cache,
@@ -104,8 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = _parse(parser, argv)
     try:
-        _plugins.apply(args)
-        code: int = args.run(args)
+        with _one_line_warnings():
+            _plugins.apply(args)
+            code: int = args.run(args)
     except GradeloopError as exc:
         print(f"gradeloop: error: {exc}{_plugins.hint(exc)}", file=sys.stderr)
         return 2
@@ -130,6 +133,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         close_resources(args)
     return code
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """gradeloop's own warnings (a wasteful rubric, a huge draft) as one line on stderr,
+    shown whatever the warning filters say; the filters are restored after."""
+    ours = (RubricWarning, DraftSizeWarning)
+    with warnings.catch_warnings():
+        for category in ours:
+            warnings.simplefilter("default", category)
+        shown = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, ours):
+                print(f"gradeloop: warning: {message}", file=sys.stderr)
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        yield
 
 
 def entry() -> NoReturn:

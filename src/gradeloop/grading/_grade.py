@@ -14,6 +14,7 @@ from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._calls import judge_calls
 from ._checks import CheckerFailure, run_checker
 from ._context import CheckContext, make_context
+from ._files import warn_if_large
 from ._registry import Registry, default_registry
 from ._rubric import Criterion, Rubric
 from ._samples import SampledVerdict
@@ -286,6 +287,7 @@ def start_plan(
     alone, so an async grader can send the request while the checkers run."""
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
+    warn_if_large(draft)
     reg = registry or default_registry()
     judge_criteria = rubric.judge_criteria
     if judge_criteria and judge is None and not skip_judge:
