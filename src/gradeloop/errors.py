@@ -46,6 +46,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ._redact import scrub_error
+
 __all__ = [
     "BatchError",
     "CheckerConflictError",
@@ -247,7 +249,8 @@ class JudgeError(GradeloopError):
         self.reason = reason
         self.attempts = attempts
         self.usage = usage
-        super().__init__(message)
+        # an API error can quote the credential it refused: never carry it on
+        super().__init__(scrub_error(message))
 
 
 class BatchError(GradeloopError):

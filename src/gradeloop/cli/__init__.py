@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from .. import __version__
+from .._redact import scrub_error
 from ..errors import DraftSizeWarning, GradeloopError, RubricWarning
 from . import (
     _batch,
@@ -102,7 +103,34 @@ def _unrecognized(extra: list[str], parser: argparse.ArgumentParser) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code.
+
+    Everything written to stderr meanwhile (errors, warnings, progress) passes through
+    the secret scrubber: an API error can quote the credential it refused.
+    """
+    real = sys.stderr
+    sys.stderr = _Scrubbed(real)
+    try:
+        return _main(argv)
+    finally:
+        sys.stderr = real
+
+
+class _Scrubbed:
+    """A text stream that writes through :func:`scrub_error` to the one it wraps."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub_error(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding, fileno...
+        return getattr(self._stream, name)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = _parse(parser, argv)
     try:
