@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from gradeloop.bulk._many import agrade_many, grade_many
 from gradeloop.bulk._progress import ManyProgress
 from gradeloop.errors import (
+    CacheWarning,
     CheckerConflictError,
     CheckerError,
     CheckerSignatureError,
@@ -104,6 +105,7 @@ __all__ = [
     "AnthropicGenerator",
     "AnthropicJudge",
     "CacheStats",
+    "CacheWarning",
     "CalibrationReport",
     "CallRecord",
     "CheckContext",

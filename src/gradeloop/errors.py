@@ -34,6 +34,8 @@ The tree::
                                         (long anchors/examples sent with every judge call)
     DraftSizeWarning (UserWarning)      a draft past the size gradeloop expects
                                         (graded anyway: slow, and costly to judge)
+    CacheWarning (UserWarning)          a damaged verdict cache was set aside (renamed)
+                                        and a new one started
 
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
@@ -50,6 +52,7 @@ from ._redact import scrub_error
 
 __all__ = [
     "BatchError",
+    "CacheWarning",
     "CheckerConflictError",
     "CheckerError",
     "CheckerSignatureError",
@@ -103,6 +106,11 @@ class RubricWarning(UserWarning):
 
     Not an error: the rubric loads. Silence it with the :mod:`warnings` filters.
     """
+
+
+class CacheWarning(UserWarning):
+    """The verdict cache file was damaged: it was renamed aside (the message names the
+    new name) and an empty cache started. Grading goes on; only reuse is lost."""
 
 
 class DraftSizeWarning(UserWarning):

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from .._redact import scrub_error
-from ..errors import DraftSizeWarning, GradeloopError, RubricWarning
+from ..errors import CacheWarning, DraftSizeWarning, GradeloopError, RubricWarning
 from . import (
     _batch,
     _cache,
@@ -167,7 +167,7 @@ def _main(argv: Sequence[str] | None) -> int:
 def _one_line_warnings() -> Iterator[None]:
     """gradeloop's own warnings (a wasteful rubric, a huge draft) as one line on stderr,
     shown whatever the warning filters say; the filters are restored after."""
-    ours = (RubricWarning, DraftSizeWarning)
+    ours = (RubricWarning, DraftSizeWarning, CacheWarning)
     with warnings.catch_warnings():
         for category in ours:
             warnings.simplefilter("default", category)
