@@ -35,6 +35,7 @@ from . import (
     _report,
     _view,
 )
+from ._io import terminal_safe
 from ._models import close_resources, model_failure
 
 COMMANDS = (
@@ -56,7 +57,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but bad arguments give one line and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, terminal_safe(f"{self.prog}: error: {message} (see `{self.prog} --help`)\n"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,6 +131,12 @@ class _Scrubbed:
         return getattr(self._stream, name)
 
 
+def _say(line: str) -> None:
+    """One diagnostic line on stderr, its control characters escaped (an error can
+    quote a path, an argument or a server's reply)."""
+    print(terminal_safe(line), file=sys.stderr)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = _parse(parser, argv)
@@ -138,7 +145,7 @@ def _main(argv: Sequence[str] | None) -> int:
             _plugins.apply(args)
             code: int = args.run(args)
     except GradeloopError as exc:
-        print(f"gradeloop: error: {exc}{_plugins.hint(exc)}", file=sys.stderr)
+        _say(f"gradeloop: error: {exc}{_plugins.hint(exc)}")
         return 2
     except KeyboardInterrupt:
         print("gradeloop: interrupted", file=sys.stderr)
@@ -150,12 +157,11 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         failure = model_failure(exc)  # the server's fault, not a bug: exit 2, one line
         if failure is not None:
-            print(f"gradeloop: error: {failure}", file=sys.stderr)
+            _say(f"gradeloop: error: {failure}")
             return 2
-        print(
+        _say(
             f"gradeloop: internal error: {type(exc).__name__}: {exc} "
-            "(set GRADELOOP_DEBUG=1 for a traceback, and please report it)",
-            file=sys.stderr,
+            "(set GRADELOOP_DEBUG=1 for a traceback, and please report it)"
         )
         return 3
     finally:
@@ -175,7 +181,7 @@ def _one_line_warnings() -> Iterator[None]:
 
         def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
             if issubclass(category, ours):
-                print(f"gradeloop: warning: {message}", file=sys.stderr)
+                _say(f"gradeloop: warning: {message}")
             else:
                 shown(message, category, *args, **kwargs)
 
