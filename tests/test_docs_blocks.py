@@ -9,6 +9,14 @@ That is a documented exclusion, checked here (a marker with no reason, or with n
 block after it, fails), never a skipped test. Blocks meant only to be read use
 another language tag (``console``, ``text``, ``json``, ``diff``).
 
+A Python block that uses what blocks above it made (a ``judge``, ``drafts``, an
+installed plugin) says so with a reason that starts with "continues"::
+
+    <!-- fragment: continues the example above (judge, drafts, rubric) -->
+
+It still runs, in order with the page, but a reader copying it alone is warned. Every
+other Python block must run on its own, in a fresh namespace: that is checked too.
+
 How each language runs:
 
 * ``python`` and ``sh``: the blocks of one page run in order, as a reader follows
@@ -341,12 +349,17 @@ def test_the_python_and_shell_blocks_of_a_page_run_in_order(
     """As a reader follows the page: a shell block's install is there for the Python after it."""
     scope: dict[str, Any] = {"__name__": "__docs__"}
     for block in RUNNABLE:
-        if block.page != page or block.fragment or block.lang == "toml":
+        if block.page != page or block.lang == "toml" or not _runs_in_order(block):
             continue
         if block.lang == "python":
             run_python(block, scope)
         else:
             Shell(block, monkeypatch).run()
+
+
+def _runs_in_order(block: Block) -> bool:
+    """Run with the page's blocks: unmarked, or a fragment that continues the ones above."""
+    return block.fragment is None or block.fragment.startswith("continues")
 
 
 TOML = [b for b in RUNNABLE if b.lang == "toml" and not b.fragment]
@@ -381,3 +394,15 @@ def test_a_gradeloop_command_that_exits_2_fails(
         Shell(block, monkeypatch).run()
     fine = Block(ROOT / "README.md", 1, "sh", "gradeloop checkers\n", None)
     Shell(fine, monkeypatch).run()
+
+
+ALONE = [b for b in RUNNABLE if b.lang == "python" and not b.fragment]
+
+
+@pytest.mark.parametrize("block", ALONE, ids=lambda b: b.where)
+def test_each_python_block_not_marked_a_fragment_runs_on_its_own(
+    block: Block, scratch: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reader copies one block: it must run in a fresh namespace, or say (with a
+    fragment marker) what it needs from the blocks above it."""
+    run_python(block, {"__name__": "__docs__"})

@@ -67,7 +67,7 @@ class CriterionResult:
 
     @property
     def name(self) -> str:
-        """The criterion's key (the seed's JSON calls it ``name``)."""
+        """The criterion's key (the evaluation JSON calls it ``name``)."""
         return self.key
 
     @property
@@ -80,7 +80,7 @@ class CriterionResult:
         return "met" if self.passed else "failed"
 
     def to_json(self) -> dict[str, Any]:
-        """The seed's fields (``name``, ``weight``, ``score``, ``passed``, ``feedback``)
+        """The evaluation JSON's fields (``name``, ``weight``, ``score``, ``passed``, ``feedback``)
         plus ``filled_by``, ``status`` and ``issues`` (a list)."""
         out: dict[str, Any] = {
             "name": self.key,
@@ -174,7 +174,7 @@ class Evaluation:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Seed 003's evaluation JSON, as a JSON-ready dict.
+        """The evaluation JSON, as a JSON-ready dict.
 
         With keys not checked (code-only grading) there is no overall score to give:
         ``overall_score`` is null and ``not_checked`` lists those keys.

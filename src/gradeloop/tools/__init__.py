@@ -1,7 +1,7 @@
-"""Seed 003's four function-calling tools, for a model that drives the loop itself.
+"""Four function-calling tools, for a model that drives the loop itself.
 
 :data:`TOOL_DEFINITIONS` are the tools in the Anthropic format (pass them as
-``tools=``); :class:`ToolRunner` carries out a call and returns the seed's JSON::
+``tools=``); :class:`ToolRunner` carries out a call and returns its JSON::
 
     from gradeloop.tools import ToolRunner, tool_definitions
 
