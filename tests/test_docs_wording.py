@@ -45,3 +45,11 @@ def test_public_docstrings_speak_without_them() -> None:
 def test_the_pattern_finds_what_it_should() -> None:
     assert INTERNAL.search("as in seed 003's example") and INTERNAL.search("the seed loop")
     assert not INTERNAL.search("measured with seed 7") and not INTERNAL.search("--seed N")
+
+
+def test_the_readme_says_to_activate_the_venv_before_bare_gradeloop_commands() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    bare = re.search(r"```sh\n(?:[^`]*\n)?gradeloop ", text)
+    assert bare is not None  # the README shows bare `gradeloop ...` commands
+    activate = text.find(". .venv/bin/activate")
+    assert 0 <= activate < bare.start(), "say to activate the venv before the first bare command"
