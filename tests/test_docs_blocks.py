@@ -9,6 +9,14 @@ That is a documented exclusion, checked here (a marker with no reason, or with n
 block after it, fails), never a skipped test. Blocks meant only to be read use
 another language tag (``console``, ``text``, ``json``, ``diff``).
 
+A Python block that uses what blocks above it made (a ``judge``, ``drafts``, an
+installed plugin) says so with a reason that starts with "continues"::
+
+    <!-- fragment: continues the example above (judge, drafts, rubric) -->
+
+It still runs, in order with the page, but a reader copying it alone is warned. Every
+other Python block must run on its own, in a fresh namespace: that is checked too.
+
 How each language runs:
 
 * ``python`` and ``sh``: the blocks of one page run in order, as a reader follows
@@ -25,8 +33,8 @@ How each language runs:
   ``gradeloop ...`` (run in this process; exit 0 or 1, never 2 or 3), ``python3 -m
   venv``, ``pip install`` of this project (its extras must exist) or of a local
   plugin folder (installed here as a distribution on ``sys.path``), ``export``, and
-  the README's test command (which must be the one ``.ci/run`` runs). Anything else
-  fails and says so.
+  the README's test command ``scripts/test`` (which ``.ci/run`` must run too; it is
+  tested in tests/test_scripts_test.py). Anything else fails and says so.
 """
 
 from __future__ import annotations
@@ -211,10 +219,10 @@ class Shell:
         elif self._tool(head) == "gradeloop":
             ran = cli(*words[1:], env={**_model_env(), **self.env}, cwd=Path.cwd())
             assert ran.code in (0, 1), f"{where} exited {ran.code}: {ran.err}"
-        elif self._tool(head).startswith("python") and words[1:3] == ["-m", "pytest"]:
-            assert words[1:] == ci_test_command(), (
+        elif head == "scripts/test":
+            assert words == ci_test_command(), (
                 f"{where}: the README's test command must be the one .ci/run runs "
-                f"(python {shlex.join(ci_test_command())})"
+                f"({shlex.join(ci_test_command())})"
             )
         else:
             raise AssertionError(
@@ -263,10 +271,10 @@ def commands(code: str) -> Iterator[list[list[str]]]:
 
 
 def ci_test_command() -> list[str]:
-    """The arguments after ``python`` of the test command .ci/run runs."""
+    """The test command .ci/run runs (its environment settings and -q left out)."""
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    found = re.search(r'"\$work/dev/bin/python" (-m pytest[^\n]*)', script)
-    assert found, ".ci/run no longer runs pytest the way this test expects"
+    found = re.search(r"^(?:\w+=\S+ )*(scripts/test[^\n]*)", script, flags=re.M)
+    assert found, ".ci/run no longer runs scripts/test the way this test expects"
     return [w for w in shlex.split(found.group(1)) if w != "-q"]
 
 
@@ -341,12 +349,17 @@ def test_the_python_and_shell_blocks_of_a_page_run_in_order(
     """As a reader follows the page: a shell block's install is there for the Python after it."""
     scope: dict[str, Any] = {"__name__": "__docs__"}
     for block in RUNNABLE:
-        if block.page != page or block.fragment or block.lang == "toml":
+        if block.page != page or block.lang == "toml" or not _runs_in_order(block):
             continue
         if block.lang == "python":
             run_python(block, scope)
         else:
             Shell(block, monkeypatch).run()
+
+
+def _runs_in_order(block: Block) -> bool:
+    """Run with the page's blocks: unmarked, or a fragment that continues the ones above."""
+    return block.fragment is None or block.fragment.startswith("continues")
 
 
 TOML = [b for b in RUNNABLE if b.lang == "toml" and not b.fragment]
@@ -381,3 +394,15 @@ def test_a_gradeloop_command_that_exits_2_fails(
         Shell(block, monkeypatch).run()
     fine = Block(ROOT / "README.md", 1, "sh", "gradeloop checkers\n", None)
     Shell(fine, monkeypatch).run()
+
+
+ALONE = [b for b in RUNNABLE if b.lang == "python" and not b.fragment]
+
+
+@pytest.mark.parametrize("block", ALONE, ids=lambda b: b.where)
+def test_each_python_block_not_marked_a_fragment_runs_on_its_own(
+    block: Block, scratch: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reader copies one block: it must run in a fresh namespace, or say (with a
+    fragment marker) what it needs from the blocks above it."""
+    run_python(block, {"__name__": "__docs__"})

@@ -49,7 +49,7 @@ import warnings
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 from gradeloop import CheckResult
 
@@ -65,6 +65,10 @@ PythonVersion = Literal["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]
 
 PYTHON_LANGUAGES = frozenset({"python", "py", "python3", "py3"})
 MAX_ISSUES = 20
+#: The longest block checked by default (characters). Python's own parser needs
+#: about 400 MB and more than a second per megabyte of short lines, and a tree is
+#: held one block at a time: past this a block fails unread (never a pass).
+MAX_BLOCK_CHARS = 100_000
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -89,16 +93,18 @@ def code_runs(
     allow: ModuleNames = (),
     require_code: bool = False,
     unlabeled: bool = False,
+    max_block_chars: Annotated[int, Field(ge=1)] = MAX_BLOCK_CHARS,
 ) -> CheckResult:
     """Every Python code block parses for ``python`` and imports only its standard library.
 
     ``allow`` lists third-party modules the reader may import (matched on the
     module name and everything under it: ``"requests"`` allows
     ``requests.adapters``). ``require_code`` fails a draft with no Python block;
-    ``unlabeled`` also checks fences that name no language.
+    ``unlabeled`` also checks fences that name no language. A block longer than
+    ``max_block_chars`` characters fails without being parsed.
     """
     try:
-        return _check(text, python, allow, require_code, unlabeled)
+        return _check(text, python, allow, require_code, unlabeled, max_block_chars)
     except Exception as exc:  # the last line of defence: a checker never raises
         return CheckResult(
             passed=False,
@@ -110,7 +116,12 @@ def code_runs(
 
 
 def _check(
-    text: object, python: object, allow: object, require_code: bool, unlabeled: bool
+    text: object,
+    python: object,
+    allow: object,
+    require_code: bool,
+    unlabeled: bool,
+    max_block_chars: int = MAX_BLOCK_CHARS,
 ) -> CheckResult:
     minor = parse_version(python) if isinstance(python, str) else None
     if minor is None:
@@ -141,11 +152,22 @@ def _check(
         # it up costs more than parsing a short block.
         warnings.simplefilter("ignore")
         for number, block in enumerate(blocks, start=1):
+            if len(block.source) > max_block_chars:
+                issues.append(_too_long(number, block, max_block_chars))
+                continue
             issues.extend(check_block(number, block, minor, allowed))
     if len(issues) > MAX_ISSUES:
         rest = len(issues) - (MAX_ISSUES - 1)
         issues = [*issues[: MAX_ISSUES - 1], f"... and {rest} more problems like these"]
     return CheckResult(not issues, issues)
+
+
+def _too_long(number: int, block: Fence, limit: int) -> str:
+    return (
+        f"Python block {number} (line {block.line}): is {len(block.source):,} characters "
+        f"long, more than code_runs reads (max_block_chars = {limit:,}); it was not "
+        "checked: split it into smaller blocks, or raise max_block_chars"
+    )
 
 
 def _allowed(allow: object) -> tuple[str, ...]:

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 from gradeloop.bulk._many import agrade_many, grade_many
 from gradeloop.bulk._progress import ManyProgress
 from gradeloop.errors import (
+    CacheWarning,
     CheckerConflictError,
     CheckerError,
     CheckerSignatureError,
     ConfigError,
+    DraftSizeWarning,
     GradeloopError,
     HistoryError,
     InputError,
@@ -103,6 +105,7 @@ __all__ = [
     "AnthropicGenerator",
     "AnthropicJudge",
     "CacheStats",
+    "CacheWarning",
     "CalibrationReport",
     "CallRecord",
     "CheckContext",
@@ -115,6 +118,7 @@ __all__ = [
     "Criterion",
     "CriterionResult",
     "DraftItem",
+    "DraftSizeWarning",
     "Evaluation",
     "Generator",
     "GradeloopError",

@@ -32,6 +32,10 @@ The tree::
 
     RubricWarning (UserWarning)         a rubric that loads but costs more than it should
                                         (long anchors/examples sent with every judge call)
+    DraftSizeWarning (UserWarning)      a draft past the size gradeloop expects
+                                        (graded anyway: slow, and costly to judge)
+    CacheWarning (UserWarning)          a damaged verdict cache was set aside (renamed)
+                                        and a new one started
 
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
@@ -44,12 +48,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ._redact import scrub_error
+
 __all__ = [
     "BatchError",
+    "CacheWarning",
     "CheckerConflictError",
     "CheckerError",
     "CheckerSignatureError",
     "ConfigError",
+    "DraftSizeWarning",
     "GradeloopError",
     "HistoryError",
     "InputError",
@@ -98,6 +106,16 @@ class RubricWarning(UserWarning):
 
     Not an error: the rubric loads. Silence it with the :mod:`warnings` filters.
     """
+
+
+class CacheWarning(UserWarning):
+    """The verdict cache file was damaged: it was renamed aside (the message names the
+    new name) and an empty cache started. Grading goes on; only reuse is lost."""
+
+
+class DraftSizeWarning(UserWarning):
+    """A draft longer than gradeloop expects (``DRAFT_WARN_CHARS`` characters). Not an
+    error: it is graded, but slowly, and a judge reads (and bills) all of it."""
 
 
 class CheckerError(GradeloopError):
@@ -239,7 +257,8 @@ class JudgeError(GradeloopError):
         self.reason = reason
         self.attempts = attempts
         self.usage = usage
-        super().__init__(message)
+        # an API error can quote the credential it refused: never carry it on
+        super().__init__(scrub_error(message))
 
 
 class BatchError(GradeloopError):

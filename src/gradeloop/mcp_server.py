@@ -20,6 +20,7 @@ imported only when a server is built, so ``import gradeloop`` never needs it.
 import importlib
 import json
 import os
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import PlainValidator
@@ -88,8 +89,12 @@ def build_runner(
     db: str | None = None,
     max_iterations: int | None = 3,
     stagnation_rounds: int = 2,
+    allow_dirs: Sequence[str] = (),
 ) -> ToolRunner:
-    """A runner from the arguments and the environment; no model when none is configured."""
+    """A runner from the arguments and the environment; no model when none is configured.
+
+    A client's criteria may name files (``schema_file``) only inside ``allow_dirs``;
+    with none given, file options are refused."""
     generator = judge = None
     if base_url or _configured():
         from .models._anthropic import AnthropicGenerator, AnthropicJudge, make_client
@@ -104,6 +109,7 @@ def build_runner(
         max_iterations=max_iterations,
         stagnation_rounds=stagnation_rounds,
         config={"surface": "mcp", "base_url": base_url or os.environ.get("ANTHROPIC_BASE_URL")},
+        file_dirs=tuple(allow_dirs),
     )
 
 
@@ -114,9 +120,11 @@ def build_server(runner: ToolRunner) -> Any:
     from mcp.server.mcpserver.tools import Tool
     from mcp_types import CallToolResult, TextContent
 
-    def answer(name: str, **arguments: Any) -> CallToolResult:
+    def answer(name: str, arguments: Any) -> CallToolResult:
         # "" and None stand for "not given" (a parameter's default).
-        given = {k: v for k, v in arguments.items() if v is not None and v != ""}
+        given = arguments
+        if isinstance(arguments, dict):
+            given = {k: v for k, v in arguments.items() if v is not None and v != ""}
         result = finite(runner.call(name, given))
         text = dumps(result, ensure_ascii=False)
         return CallToolResult(
@@ -125,19 +133,28 @@ def build_server(runner: ToolRunner) -> Any:
             is_error="error" in result,
         )
 
+    # These functions give each tool its name and description; a call never reaches
+    # them: _RawTool hands the client's arguments to the runner as they came, so an
+    # unknown one is reported (the SDK's argument model would drop it).
     def generate_initial_output(task: Text = "", criteria: Any = None) -> CallToolResult:
-        return answer("generate_initial_output", task=task, criteria=criteria)
+        raise NotImplementedError
 
     def evaluate_output(output: Text = "", criteria: Any = None) -> CallToolResult:
-        return answer("evaluate_output", output=output, criteria=criteria)
+        raise NotImplementedError
 
     def optimize_output(
         output: Text = "", feedback: Any = None, criteria: Any = None
     ) -> CallToolResult:
-        return answer("optimize_output", output=output, feedback=feedback, criteria=criteria)
+        raise NotImplementedError
 
     def get_optimization_history(loop_id: Text = "") -> CallToolResult:
-        return answer("get_optimization_history", loop_id=loop_id)
+        raise NotImplementedError
+
+    class _RawTool(Tool):
+        async def run(self, arguments: Any, context: Any, convert_result: bool = False) -> Any:
+            import anyio
+
+            return await anyio.to_thread.run_sync(answer, self.name, arguments)
 
     functions = {
         f.__name__: f
@@ -148,12 +165,13 @@ def build_server(runner: ToolRunner) -> Any:
             get_optimization_history,
         )
     }
-    tools = []
+    tools: list[Tool] = []
     for definition in tool_definitions(runner.registry):
         name = definition["name"]
         tool = Tool.from_function(functions[name], name=name, description=definition["description"])
         # List the same input schema the Anthropic definitions carry.
-        tools.append(tool.model_copy(update={"parameters": definition["input_schema"]}))
+        fields = {**dict(tool), "parameters": definition["input_schema"]}
+        tools.append(_RawTool.model_construct(**fields))
     return MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
 
 
@@ -196,7 +214,10 @@ def check_line(line: str) -> list[dict[str, Any]] | None:
         return []
     try:
         message = json.loads(text)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        why = "the message is nested too deeply to read; send less deeply nested arguments"
+        return [_error(None, types.PARSE_ERROR, why)]
+    except ValueError:
         return [_error(None, types.PARSE_ERROR, f"the line is not JSON; {_ONE_PER_LINE}")]
     if isinstance(message, dict) and "id" in message and not _is_id(message["id"]):
         # MCP ids are strings or integers, never null; the library would take such a

@@ -43,14 +43,17 @@ that does not want a global provider) can hand one in with
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
+
+from ._redact import scrub_error
 
 __all__ = [
     "AVAILABLE",
@@ -94,6 +97,32 @@ class _LoopState:
 
 
 _LOOP: ContextVar[_LoopState | None] = ContextVar("gradeloop_loop_span", default=None)
+
+
+@contextlib.contextmanager
+def _span(tracer: Any, name: str, **kwargs: Any) -> Iterator[Any]:
+    """``tracer.start_as_current_span``, with an exception that escapes recorded by
+    :func:`_failed` (scrubbed) rather than by OpenTelemetry (as it is)."""
+    with tracer.start_as_current_span(
+        name, record_exception=False, set_status_on_exception=False, **kwargs
+    ) as span:
+        try:
+            yield span
+        except BaseException as exc:
+            _failed(span, exc)
+            raise
+
+
+def _failed(span: Any, exc: BaseException, prefix: str = "") -> None:
+    """An ``exception`` event and an error status on ``span``, their text scrubbed of
+    secrets (an API error can quote the credential it refused); no stack trace."""
+    message = scrub_error(str(exc))
+    span.add_event(
+        "exception", {"exception.type": type(exc).__name__, "exception.message": message}
+    )
+    span.set_status(
+        _trace.Status(_trace.StatusCode.ERROR, f"{prefix}{type(exc).__name__}: {message}")
+    )
 
 
 def use_tracer_provider(provider: Any) -> None:
@@ -162,13 +191,13 @@ def _spanned(name: str, after: Callable[[Any, Any], None]) -> Callable[[F], F]:
             if is_async:
 
                 async def arun() -> Any:
-                    with tracer.start_as_current_span(name) as span:
+                    with _span(tracer, name) as span:
                         result = await call()
                         after(span, result)
                         return result
 
                 return arun()
-            with tracer.start_as_current_span(name) as span:
+            with _span(tracer, name) as span:
                 result = call()
                 after(span, result)
                 return result
@@ -186,7 +215,7 @@ def traced_loop(fn: F) -> F:
         if inspect.iscoroutinefunction(fn):
 
             async def arun() -> Any:
-                with tracer.start_as_current_span("gradeloop.loop") as span:
+                with _span(tracer, "gradeloop.loop") as span:
                     token = _LOOP.set(_LoopState(tracer, span))
                     try:
                         result = await call()
@@ -196,7 +225,7 @@ def traced_loop(fn: F) -> F:
                     return result
 
             return arun()
-        with tracer.start_as_current_span("gradeloop.loop") as span:
+        with _span(tracer, "gradeloop.loop") as span:
             token = _LOOP.set(_LoopState(tracer, span))
             try:
                 result = call()
@@ -268,9 +297,7 @@ def traced_checker(fn: F) -> F:
     """Decorate ``run_checker(info, text, options, ...)``: a ``gradeloop.check`` span."""
 
     def run(tracer: Any, call: Callable[[], Any], name: str) -> Any:
-        with tracer.start_as_current_span(
-            "gradeloop.check", attributes={"gradeloop.checker": name}
-        ) as span:
+        with _span(tracer, "gradeloop.check", attributes={"gradeloop.checker": name}) as span:
             result = call()
             _set(
                 span,
@@ -340,7 +367,8 @@ def iteration(it: Any) -> None:
     )
     error = getattr(it, "judge_error", None)
     if error:
-        span.set_status(_trace.Status(_trace.StatusCode.ERROR, f"the judge failed: {error}"))
+        status = scrub_error(f"the judge failed: {error}")
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, status))
 
 
 def record_error(exc: BaseException) -> None:
@@ -350,8 +378,7 @@ def record_error(exc: BaseException) -> None:
         return
     span = _trace.get_current_span()
     if span.is_recording():
-        span.record_exception(exc)
-        span.set_status(_trace.Status(_trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        _failed(span, exc)
 
 
 def model_call(model: Any, record: Any, started: float, reply: Any = None) -> None:
@@ -398,10 +425,9 @@ def model_call(model: Any, record: Any, started: float, reply: Any = None) -> No
     if not record.ok:
         kind = "api_error" if reply is None else (record.stop_reason or "invalid_reply")
         span.set_attribute("error.type", kind)
-        span.add_event(
-            "exception", {"exception.type": kind, "exception.message": str(record.error)}
-        )
-        span.set_status(_trace.Status(_trace.StatusCode.ERROR, str(record.error)))
+        message = scrub_error(str(record.error))
+        span.add_event("exception", {"exception.type": kind, "exception.message": message})
+        span.set_status(_trace.Status(_trace.StatusCode.ERROR, message))
     span.end(end_time=now_ns)
 
 

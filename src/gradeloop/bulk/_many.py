@@ -33,6 +33,7 @@ from ..grading._agrade import check_and_ask, finish_async
 from ..grading._calls import judge_calls
 from ..grading._checks import CheckerInfo, call_checker, run_checker
 from ..grading._context import make_context
+from ..grading._files import warn_if_large
 from ..grading._grade import (
     CriterionResult,
     Evaluation,
@@ -254,6 +255,7 @@ def _grade_code_only(
     def work() -> None:
         for index in pending:
             item = items[index]
+            warn_if_large(item.draft)
             context = shared or make_context(item.task, item.reference, item.metadata)
             plan = GradePlan(
                 rubric, reg, item.draft, item.task, context, {}, (), batch.checker_timeout

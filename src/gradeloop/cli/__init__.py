@@ -10,14 +10,17 @@ interrupted. No traceback reaches the user unless ``GRADELOOP_DEBUG=1``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
 
 from .. import __version__
-from ..errors import GradeloopError
+from .._redact import scrub_error
+from ..errors import CacheWarning, DraftSizeWarning, GradeloopError, RubricWarning
 from . import (
     _batch,
     _cache,
@@ -32,6 +35,7 @@ from . import (
     _report,
     _view,
 )
+from ._io import terminal_safe
 from ._models import close_resources, model_failure
 
 COMMANDS = (
@@ -53,7 +57,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but bad arguments give one line and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, terminal_safe(f"{self.prog}: error: {message} (see `{self.prog} --help`)\n"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,14 +104,48 @@ def _unrecognized(extra: list[str], parser: argparse.ArgumentParser) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code.
+
+    Everything written to stderr meanwhile (errors, warnings, progress) passes through
+    the secret scrubber: an API error can quote the credential it refused.
+    """
+    real = sys.stderr
+    sys.stderr = _Scrubbed(real)
+    try:
+        return _main(argv)
+    finally:
+        sys.stderr = real
+
+
+class _Scrubbed:
+    """A text stream that writes through :func:`scrub_error` to the one it wraps."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub_error(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding, fileno...
+        return getattr(self._stream, name)
+
+
+def _say(line: str) -> None:
+    """One diagnostic line on stderr, its control characters escaped (an error can
+    quote a path, an argument or a server's reply)."""
+    print(terminal_safe(line), file=sys.stderr)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = _parse(parser, argv)
     try:
-        _plugins.apply(args)
-        code: int = args.run(args)
+        with _one_line_warnings():
+            _plugins.apply(args)
+            code: int = args.run(args)
     except GradeloopError as exc:
-        print(f"gradeloop: error: {exc}{_plugins.hint(exc)}", file=sys.stderr)
+        _say(f"gradeloop: error: {exc}{_plugins.hint(exc)}")
         return 2
     except KeyboardInterrupt:
         print("gradeloop: interrupted", file=sys.stderr)
@@ -119,17 +157,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         failure = model_failure(exc)  # the server's fault, not a bug: exit 2, one line
         if failure is not None:
-            print(f"gradeloop: error: {failure}", file=sys.stderr)
+            _say(f"gradeloop: error: {failure}")
             return 2
-        print(
+        _say(
             f"gradeloop: internal error: {type(exc).__name__}: {exc} "
-            "(set GRADELOOP_DEBUG=1 for a traceback, and please report it)",
-            file=sys.stderr,
+            "(set GRADELOOP_DEBUG=1 for a traceback, and please report it)"
         )
         return 3
     finally:
         close_resources(args)
     return code
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """gradeloop's own warnings (a wasteful rubric, a huge draft) as one line on stderr,
+    shown whatever the warning filters say; the filters are restored after."""
+    ours = (RubricWarning, DraftSizeWarning, CacheWarning)
+    with warnings.catch_warnings():
+        for category in ours:
+            warnings.simplefilter("default", category)
+        shown = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, ours):
+                _say(f"gradeloop: warning: {message}")
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        yield
 
 
 def entry() -> NoReturn:

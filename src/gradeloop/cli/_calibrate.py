@@ -147,19 +147,31 @@ def _judge_keys(rubric: Rubric, items: Any) -> list[str]:
     ]
 
 
+def _cost(report: CalibrationReport, usage: Any) -> str:
+    """What the judge cost, saying so when verdicts came from the verdict cache (a
+    cached verdict costs nothing: 0 tokens then means reuse, not a free judge)."""
+    spent = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
+    per = (
+        ""
+        if usage.cost_usd is None or not report.items
+        else f", ${usage.cost_usd / report.items:,.4f} a draft"
+    )
+    text = f"{usage.total_input + usage.output_tokens:,} tokens, {spent}{per}"
+    calls, cached = report.judge_calls, report.judge_cached
+    if cached and cached == calls:
+        return f"{text}: all {plural(calls, 'verdict')} from the verdict cache"
+    if cached:
+        return f"{text}; {cached:,} of {plural(calls, 'verdict')} from the verdict cache"
+    return text
+
+
 def render(report: CalibrationReport) -> None:
     """The per-key table, the warnings, then what changed since the previous run."""
     out = console()
     judge = f", judge {report.judge_model}" if report.judge_model else ""
     usage = report.judge_usage
     if usage is not None:
-        spent = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
-        per = (
-            ""
-            if usage.cost_usd is None or not report.items
-            else f", ${usage.cost_usd / report.items:,.4f} a draft"
-        )
-        judge += f" ({usage.total_input + usage.output_tokens:,} tokens, {spent}{per})"
+        judge += f" ({_cost(report, usage)})"
     out.print(
         f"calibration {report.run_id}: rubric {report.rubric_name}, "
         f"{plural(report.items, 'labelled draft')}{judge}",

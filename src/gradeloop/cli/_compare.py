@@ -18,7 +18,7 @@ from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
 from ..migration._compare import CompareReport, KeyComparison, compare, side_names
 from ..migration._jsonl import DraftItem, read_drafts
-from ._io import add_db_option, console, print_json, read_task
+from ._io import add_db_option, console, plural, print_json, read_task
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -160,7 +160,7 @@ def render(report: CompareReport, show: int) -> None:
     cost = report.cost
     per = max(cost.drafts, 1)
     out.print(
-        f"compared {report.drafts} drafts with rubric {report.to_json()['rubric']}; "
+        f"compared {plural(report.drafts, 'draft')} with rubric {report.to_json()['rubric']}; "
         f"judge: {cost.calls} calls, {cost.usage.total_input:,} tokens in "
         f"({cost.usage.total_input / per:,.0f} per draft), {cost.usage.output_tokens:,} out "
         f"({cost.usage.output_tokens / per:,.0f} per draft), {_dollars(cost.usage.cost_usd, per)}",

@@ -47,14 +47,45 @@ def print_json(data: Any) -> None:
     sys.stdout.write(dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+# Every C0 and C1 control character but newline and tab, and DEL, shown as an escape:
+# printed raw, one from a draft, a task or a judge's issue could drive the terminal
+# (move the cursor, retitle the window, make a link of an OSC-8 sequence).
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c not in (0x09, 0x0A)}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``), newline and tab kept; a
+    Windows line end (CR LF) is a newline."""
+    if text.isprintable():  # the common case: nothing to do (newline and tab aside)
+        return text
+    return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
+def write_text(text: str) -> None:
+    """Write a draft (or other text) to stdout: escaped on a terminal, as it is when
+    piped or redirected (a file gets exactly the draft)."""
+    if sys.stdout.isatty():
+        text = terminal_safe(text)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+class _SafeConsole(Console):
+    """A rich console that escapes control characters in every string it renders
+    (table cells included); its own styling sequences are untouched."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:
+        return super().render_str(terminal_safe(text), **kwargs)
+
+
 def console(stderr: bool = False) -> Console:
     """A console for people on a terminal, and for programs when piped.
 
     Piped (not a terminal): no colour and no width limit, so every value is printed
     in full, one table row per line, for grep and logs. On a terminal, tables fit
-    the window by wrapping cells (see :func:`table`), never by cutting them.
+    the window by wrapping cells (see :func:`table`), never by cutting them. Control
+    characters in what it prints are escaped (:func:`terminal_safe`).
     """
-    out = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    out = _SafeConsole(stderr=stderr, highlight=False, soft_wrap=True)
     if not out.is_terminal:
         out.width = PIPED_WIDTH
     return out
@@ -102,7 +133,7 @@ def write_out(out: str, draft: str, loop_id: str | None, db: str | None) -> None
         Path(out).write_text(draft, encoding="utf-8")
     except OSError as exc:
         if loop_id is None:  # not recorded: the draft goes to stdout rather than nowhere
-            sys.stdout.write(draft if draft.endswith("\n") else draft + "\n")
+            write_text(draft)
             recover = "the draft is printed on stdout instead"
         else:
             where = f" --db {db}" if db else ""

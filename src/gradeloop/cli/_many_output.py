@@ -12,7 +12,7 @@ from rich.table import Table
 from ..grading._grade import Evaluation
 from ..grading._jsonout import dumps
 from ..migration._jsonl import DraftItem
-from ._io import console
+from ._io import console, plural
 
 __all__ = ["print_results", "render_many", "summary_lines"]
 
@@ -68,7 +68,7 @@ def summary_lines(evaluations: Sequence[Evaluation]) -> list[str]:
     for c in sent:
         cost = None if cost is None or c.usage.cost_usd is None else cost + c.usage.cost_usd
     lines = [
-        f"\n{n} drafts: {accepted} accepted, {n - accepted} not"
+        f"\n{plural(n, 'draft')}: {accepted} accepted, {n - accepted} not"
         + (f" ({failed} with a failed judge)" if failed else ""),
         f"judge: {len(sent)} calls, {len(calls) - len(sent)} answered from the cache, "
         f"{tokens:,} tokens",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
@@ -37,6 +38,15 @@ def add_parser(sub: Any) -> None:
         help="end a loop whose judged scores do not improve over N iterations "
         "(default 2; 0 turns it off)",
     )
+    p.add_argument(
+        "--allow-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="let a client's criteria name files (json_schema's schema_file) inside DIR "
+        "(repeatable; relative paths are read from the first DIR); without it, file "
+        "options are refused",
+    )
     add_model_options(p, generator=True)
     p.set_defaults(run=run)
 
@@ -54,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--max-iterations must be 0 (no cap) or more, not {args.max_iterations}")
     if args.stagnation_rounds < 0:
         raise InputError(f"--stagnation-rounds must be 0 or more, not {args.stagnation_rounds}")
+    for folder in args.allow_dir:
+        if not Path(folder).expanduser().is_dir():
+            raise InputError(f"--allow-dir folder not found: {folder}; give an existing folder")
     # stdout carries the protocol: anything for a person goes to stderr.
     print("gradeloop: MCP server on stdio; waiting for a client", file=sys.stderr)
     serve(
@@ -64,5 +77,6 @@ def run(args: argparse.Namespace) -> int:
         db=args.db,
         max_iterations=args.max_iterations or None,
         stagnation_rounds=args.stagnation_rounds,
+        allow_dirs=args.allow_dir,
     )
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..errors import ConfigError, InputError
@@ -12,7 +11,15 @@ from ..grading._shadow import judge_request
 from ..history._store import HistoryStore
 from ..loop._result import Iteration, LoopResult
 from ..loop._run import LoopEvent, run_loop
-from ._io import add_db_option, check_out, console, print_json, read_task, write_out
+from ._io import (
+    add_db_option,
+    check_out,
+    console,
+    print_json,
+    read_task,
+    write_out,
+    write_text,
+)
 from ._models import (
     add_cache_options,
     add_model_options,
@@ -155,7 +162,7 @@ def _report(result: LoopResult, args: argparse.Namespace) -> None:
     if args.json:
         print_json(result.to_json())
     elif not args.out:
-        sys.stdout.write(result.draft if result.draft.endswith("\n") else result.draft + "\n")
+        write_text(result.draft)
     err = console(stderr=True)
     ev = result.evaluation
     score = "-" if ev is None or ev.overall_score is None else f"{ev.overall_score:.2f}"

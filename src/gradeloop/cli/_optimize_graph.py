@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import sqlite3
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from ..history._paths import gradeloop_home
 from ..history._scrub import scrub_text
 from ..history._store import HistoryStore
 from ..loop._run import new_id
-from ._io import check_out, console, print_json, read_task, write_out
+from ._io import check_out, console, print_json, read_task, write_out, write_text
 from ._models import build_generator, build_judge, model_configured
 
 CHECKPOINTS = "checkpoints.db"
@@ -267,7 +266,7 @@ def _report(
     if args.json:
         print_json(_json(job, state, history))
     elif not args.out:
-        sys.stdout.write(draft if draft.endswith("\n") else draft + "\n")
+        write_text(draft)
     evaluation = state.get("evaluation")
     judged = evaluation is not None and state.get("judged_output_id") == state.get("output_id")
     score = f"{evaluation['overall_score']:.2f}" if judged and evaluation else "-"

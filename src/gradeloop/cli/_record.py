@@ -11,6 +11,7 @@ from ..grading._rubric import Rubric
 from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
 from ..migration._compare import rubric_label
+from ._io import terminal_safe
 
 
 def add_history_options(parser: argparse.ArgumentParser) -> None:
@@ -48,5 +49,8 @@ def record_grading(
                 config=config,
             )
     except HistoryError as exc:
-        print(f"gradeloop: warning: the grading run was not recorded: {exc}", file=sys.stderr)
+        print(
+            terminal_safe(f"gradeloop: warning: the grading run was not recorded: {exc}"),
+            file=sys.stderr,
+        )
         return None

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..report import write_report
-from ._io import add_db_option
+from ._io import add_db_option, terminal_safe
 
 
 def add_parser(sub: Any) -> None:
@@ -43,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise InputError(f"--limit must be at least 1, not {args.limit}")
     path = write_report(args.html, args.ids, db=args.db, limit=args.limit)
-    print(f"wrote {path}", file=sys.stderr)
+    print(terminal_safe(f"wrote {path}"), file=sys.stderr)
     return 0

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..report import Viewer
-from ._io import add_db_option
+from ._io import add_db_option, terminal_safe
 
 
 def add_parser(sub: Any) -> None:
@@ -32,7 +32,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     viewer = Viewer(args.db, args.port, verbose=args.verbose)
-    print(f"gradeloop view: serving {viewer.db_path} on {viewer.url} (Ctrl-C stops)", flush=True)
+    line = f"gradeloop view: serving {viewer.db_path} on {viewer.url} (Ctrl-C stops)"
+    print(terminal_safe(line), flush=True)
     try:
         viewer.serve_forever()
     except KeyboardInterrupt:

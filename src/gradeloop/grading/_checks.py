@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import math
+import os
 import threading
 import typing
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -93,14 +96,50 @@ class CheckerInfo:
         return [f.alias or k for k, f in self.options_model.model_fields.items()]
 
 
+# The folders file options may name, while criteria from an untrusted source (an MCP
+# client) are read; None: anywhere. A context variable, so the restriction reaches the
+# option validators without a parameter through every rubric constructor.
+_FILE_DIRS: contextvars.ContextVar[tuple[Path, ...] | None] = contextvars.ContextVar(
+    "gradeloop_file_dirs", default=None
+)
+
+
+@contextlib.contextmanager
+def file_options_within(dirs: Sequence[str | os.PathLike[str]]) -> Iterator[None]:
+    """While inside, a :data:`RubricPath` option must name a path inside one of ``dirs``
+    (symbolic links followed; a relative path is read from the first of them); with
+    no ``dirs``, every file option is refused. Checked before the file is read, so a
+    refusal says nothing about what exists."""
+    token = _FILE_DIRS.set(tuple(Path(d).expanduser().resolve() for d in dirs))
+    try:
+        yield
+    finally:
+        _FILE_DIRS.reset(token)
+
+
 def _resolve_from_rubric(value: str | None, info: ValidationInfo) -> str | None:
     if value is None:
         return None
     path = Path(value).expanduser()
     base = (info.context or {}).get("rubric_dir")
+    allowed = _FILE_DIRS.get()
+    if allowed and base is None:
+        base = allowed[0]
     if not path.is_absolute() and base is not None:
         path = Path(base) / path
-    return str(path.resolve())
+    resolved = path.resolve()
+    if allowed is not None and not any(resolved.is_relative_to(d) for d in allowed):
+        if not allowed:
+            raise ValueError(
+                "file options are refused here (criteria from an MCP client); start the "
+                "server with --allow-dir DIR to allow files inside DIR"
+            )
+        raise ValueError(
+            "the file must be inside "
+            + " or ".join(repr(str(d)) for d in allowed)
+            + " (the folders the server was started with, --allow-dir)"
+        )
+    return str(resolved)
 
 
 RubricPath = Annotated[str | None, AfterValidator(_resolve_from_rubric)]

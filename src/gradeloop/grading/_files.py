@@ -14,17 +14,41 @@ from __future__ import annotations
 
 import os
 import stat
+import warnings
 from pathlib import Path
 
-from ..errors import InputError, UnusableFileError
+from ..errors import DraftSizeWarning, InputError, UnusableFileError
 
-__all__ = ["RUBRIC_LIMIT", "TEXT_LIMIT", "describe_size", "read_user_file", "read_utf8"]
+__all__ = [
+    "DRAFT_WARN_CHARS",
+    "RUBRIC_LIMIT",
+    "TEXT_LIMIT",
+    "describe_size",
+    "read_user_file",
+    "read_utf8",
+    "warn_if_large",
+]
 
 MiB = 1024 * 1024
 #: The largest rubric file read: far above any real rubric, anchors and examples included.
 RUBRIC_LIMIT = 4 * MiB
 #: The largest draft, task or label file.
 TEXT_LIMIT = 256 * MiB
+#: A draft longer than this (characters) draws a DraftSizeWarning: it is graded, but
+#: LLM output this long is rarely meant, checkers take seconds and a judge reads it all.
+DRAFT_WARN_CHARS = 1_000_000
+
+
+def warn_if_large(draft: object) -> None:
+    """A :class:`~gradeloop.errors.DraftSizeWarning` for a draft past DRAFT_WARN_CHARS."""
+    if isinstance(draft, str) and len(draft) > DRAFT_WARN_CHARS:
+        warnings.warn(
+            f"the draft is {len(draft):,} characters long, more than the "
+            f"{DRAFT_WARN_CHARS:,} gradeloop expects; it is graded, but slowly, and a "
+            "judge reads (and bills) all of it",
+            DraftSizeWarning,
+            stacklevel=4,
+        )
 
 
 def describe_size(n: int) -> str:

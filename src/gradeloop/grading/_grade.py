@@ -14,6 +14,7 @@ from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._calls import judge_calls
 from ._checks import CheckerFailure, CheckerInfo, CheckResult, call_checker, run_checker
 from ._context import CheckContext, make_context
+from ._files import warn_if_large
 from ._registry import Registry, default_registry
 from ._rubric import DEFAULT_CHECKER_TIMEOUT, Criterion, Rubric, checker_timeout_problem
 from ._samples import SampledVerdict
@@ -67,7 +68,7 @@ class CriterionResult:
 
     @property
     def name(self) -> str:
-        """The criterion's key (the seed's JSON calls it ``name``)."""
+        """The criterion's key (the evaluation JSON calls it ``name``)."""
         return self.key
 
     @property
@@ -80,7 +81,7 @@ class CriterionResult:
         return "met" if self.passed else "failed"
 
     def to_json(self) -> dict[str, Any]:
-        """The seed's fields (``name``, ``weight``, ``score``, ``passed``, ``feedback``)
+        """The evaluation JSON's fields (``name``, ``weight``, ``score``, ``passed``, ``feedback``)
         plus ``filled_by``, ``status`` and ``issues`` (a list)."""
         out: dict[str, Any] = {
             "name": self.key,
@@ -174,7 +175,7 @@ class Evaluation:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Seed 003's evaluation JSON, as a JSON-ready dict.
+        """The evaluation JSON, as a JSON-ready dict.
 
         With keys not checked (code-only grading) there is no overall score to give:
         ``overall_score`` is null and ``not_checked`` lists those keys.
@@ -312,6 +313,7 @@ def start_plan(
         problem = checker_timeout_problem(checker_timeout)
         if problem is not None:
             raise ValueError(problem)
+    warn_if_large(draft)
     reg = registry or default_registry()
     judge_criteria = rubric.judge_criteria
     if judge_criteria and judge is None and not skip_judge:

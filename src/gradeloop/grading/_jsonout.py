@@ -2,7 +2,8 @@
 
 Python's ``json`` writes a float that is not finite as ``NaN``/``Infinity``, which no
 other JSON reader accepts. Whatever gradeloop prints or answers as JSON goes through
-:func:`dumps`, which writes such a number as ``null`` (the value is unknown).
+:func:`dumps`, which writes such a number as ``null`` (the value is unknown), and
+escapes the control characters ``json`` leaves raw.
 """
 
 from __future__ import annotations
@@ -14,12 +15,20 @@ from typing import Any
 __all__ = ["dumps", "finite"]
 
 
+# JSON escapes C0 controls itself; DEL and the C1 controls it leaves raw (with
+# ensure_ascii=False), and a terminal may act on them: written as \u escapes, the same
+# string to any JSON reader.
+_C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+
+
 def dumps(value: Any, **kwargs: Any) -> str:
-    """``json.dumps(value, **kwargs)`` with every non-finite float written as null."""
+    """``json.dumps(value, **kwargs)`` with every non-finite float written as null, and
+    DEL and C1 control characters as ``\\u`` escapes."""
     try:
-        return json.dumps(value, allow_nan=False, **kwargs)
+        text = json.dumps(value, allow_nan=False, **kwargs)
     except ValueError:  # rare: pay for the copy only when a non-finite float is there
-        return json.dumps(finite(value), allow_nan=False, **kwargs)
+        text = json.dumps(finite(value), allow_nan=False, **kwargs)
+    return text.translate(_C1)
 
 
 def finite(value: Any) -> Any:

@@ -4,7 +4,7 @@ Needs the optional extra: ``pip install 'gradeloop[langgraph]'``. Importing this
 module never imports langgraph; :func:`build_graph` does, and raises
 :class:`~gradeloop.errors.ConfigError` with that install line when it is missing.
 
-The graph makes the same calls as :func:`gradeloop.optimize` (the seed loop) on
+The graph makes the same calls as :func:`gradeloop.optimize` on
 the same generator and judge: one generate, then per round one evaluate and, unless
 the round stops the loop, one revising generate. ``["generate", "evaluate"] * N``
 at the cap, two calls on a first-round pass, one generate at caps below 1. The
@@ -87,7 +87,7 @@ def build_graph(
     retry edge ``evaluate -> generate`` is a conditional edge whose condition holds
     the gate (``accepted()`` of the merged code + judge verdict), the round cap and
     the judge-failure stop. Invoke it with ``{"task": ...}``; the final state's
-    ``draft`` / ``passed`` are the seed's two return values. With ``checkpointer``
+    ``draft`` / ``passed`` are what :func:`gradeloop.optimize` returns. With ``checkpointer``
     (``InMemorySaver``, ``SqliteSaver``...) pass ``{"configurable": {"thread_id":
     ...}}`` and resume a run that raised with ``invoke(None, config)``; use
     ``durability="sync"`` when the process itself may die mid-run.
@@ -149,7 +149,7 @@ def _check_settings(max_rounds: Any, max_judge_failures: Any, judge_errors: Any)
 
 
 def final_result(state: Mapping[str, Any]) -> tuple[str, bool]:
-    """The seed's two return values from a final state: ``(draft, passed)``.
+    """What :func:`gradeloop.optimize` returns, from a final state: ``(draft, passed)``.
 
     ``passed`` is True only when the graph stopped on an accepted draft, so a state
     taken from a run that has not finished reads as not passed.

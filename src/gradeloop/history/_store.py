@@ -208,7 +208,7 @@ class HistoryStore(
     # -- reading --------------------------------------------------------------------
 
     def get(self, loop_id: str) -> dict[str, Any]:
-        """The loop's history in the seed's JSON shape, plus ``task``, ``stop_reason``,
+        """The loop's history JSON, plus ``task``, ``stop_reason``,
         ``passed``, ``status``, ``started_at`` and ``final_score``.
 
         An iteration whose judge failed has ``evaluation: {"overall_score": None,
@@ -287,7 +287,7 @@ class HistoryStore(
         )
 
     def stats(self) -> dict[str, Any]:
-        """The seed's four evaluation figures over every stored loop.
+        """Four evaluation figures over every stored loop.
 
         See :func:`gradeloop.history._stats.compute_stats` for the definitions; each
         figure comes with the counts it was computed from and is None when there is
@@ -355,7 +355,7 @@ class HistoryStore(
 def get_optimization_history(
     loop_id: str | None = None, *, store: HistoryStore | None = None
 ) -> dict[str, Any]:
-    """The seed's ``get_optimization_history(loop_id?)``: a loop's history JSON.
+    """``get_optimization_history(loop_id?)``: a loop's history JSON.
 
     ``loop_id`` may be a unique prefix; None means the most recent loop. Without
     ``store`` the default store is opened (and closed again).

@@ -57,7 +57,7 @@ class Iteration:
         return list(self.evaluation.failed_keys) if self.evaluation else []
 
     def generation_json(self) -> dict[str, Any]:
-        """Seed 003's generation JSON."""
+        """The generation JSON: ``{output_id, content, iteration, generation_time_ms}``."""
         return {
             "output_id": self.output_id,
             "content": self.content,
@@ -84,7 +84,7 @@ class Iteration:
         }
 
     def history_json(self) -> dict[str, Any]:
-        """This iteration in seed 003's history shape."""
+        """This iteration in the history JSON's shape."""
         if self.evaluation is not None:
             evaluation: dict[str, Any] = {
                 "overall_score": round(self.evaluation.overall_score or 0.0, 2),
@@ -138,7 +138,7 @@ class LoopResult:
         ]
 
     def to_json(self) -> dict[str, Any]:
-        """Seed 003's history JSON (plus the stop reason and the verdict)."""
+        """The loop's history JSON (plus the stop reason and the verdict)."""
         return {
             "loop_id": self.loop_id,
             "iterations": [it.history_json() for it in self.history],

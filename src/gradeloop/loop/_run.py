@@ -544,9 +544,9 @@ def optimize(
     judge: Judge | None,
     max_rounds: int = 3,
 ) -> tuple[str, bool]:
-    """The seed loop: returns ``(last judged draft, whether it was accepted)``.
+    """The plain loop: returns ``(last judged draft, whether it was accepted)``.
 
-    A thin view of :func:`run_loop` with the seed's exact semantics: the last
+    A thin view of :func:`run_loop` with fixed, simple semantics: the last
     judged draft is returned, and no stagnation or identical-draft shortcuts
     change the call sequence (``["generate", "evaluate"] * N`` when every round
     fails; 2 calls when round one passes; one generate and False at caps below 1).

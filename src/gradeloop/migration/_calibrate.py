@@ -152,6 +152,8 @@ class CalibrationReport:
     started_at: float = field(default_factory=time.time)
     previous: Mapping[str, Any] | None = None
     judge_usage: Any = None  # the judge's Usage over every draft (tokens and dollars)
+    judge_calls: int = 0  # judge requests behind the verdicts, cached ones included
+    judge_cached: int = 0  # of those, answered from the verdict cache (no tokens)
 
     @property
     def warnings(self) -> list[str]:
@@ -185,6 +187,7 @@ class CalibrationReport:
         }
         if self.judge_usage is not None:
             out["judge_usage"] = self.judge_usage.to_dict()
+            out["judge_calls"] = {"total": self.judge_calls, "cached": self.judge_cached}
         if self.previous is not None:
             out["previous"] = {
                 "run_id": self.previous.get("run_id"),
@@ -230,6 +233,7 @@ def calibrate(
     failures: list[tuple[str, str]] = []
     disagreements: list[Disagreement] = []
     usage: Any = None
+    calls = cached = 0
     for item, done in graded(
         items, rubric, judge=judge if use_judge else None, registry=registry, jobs=jobs
     ):
@@ -238,6 +242,8 @@ def calibrate(
             failures.append((item.output_id, done.error))
         for record in done.records:
             usage = record.usage if usage is None else usage + record.usage
+            calls += 1
+            cached += bool(getattr(record, "cached", False))
         for key, label in item.labels.items():
             _collect(pairs, rubric[key], label, ev)
             disagreements.extend(_disagreement(rubric[key], item, label, ev))
@@ -254,6 +260,8 @@ def calibrate(
         disagreements=disagreements,
         previous=previous,
         judge_usage=usage,
+        judge_calls=calls,
+        judge_cached=cached,
     )
 
 

@@ -13,6 +13,11 @@ a request that is not recorded does:
 Only the reply text and a short description of the request (model, keys, the
 start of the task and draft) are stored, with credentials scrubbed; never a
 header, a key or a URL's password.
+
+Each entry also keeps the SHA-256 digest of its request key and reply text, checked
+before a reply is replayed: a reply edited by hand, moved to another request, or
+recorded before entries carried a digest is never replayed. Replay-only mode fails,
+naming the request; ``"new"`` asks the model again and records the answer.
 """
 
 from __future__ import annotations
@@ -96,8 +101,14 @@ class Cassette:
         with self._lock:
             entry = self.entries.get(key)
             if self.mode != "all" and entry is not None:
-                self.hits += 1
-                return str(entry["reply"])
+                if entry.get("digest") == _digest(key, entry["reply"]):
+                    self.hits += 1
+                    return str(entry["reply"])
+                if self.mode == "none":
+                    self.misses.append(key)
+                    raise CassetteMiss(self.describe_tampered(key))
+                del self.entries[key]  # asked again and recorded anew
+                return None
             if self.mode == "none":
                 self.misses.append(key)
                 raise CassetteMiss(self.describe_miss(key))
@@ -106,6 +117,7 @@ class Cassette:
     def put(self, key: str, text: str, *, model: str) -> None:
         """Record a reply the model just gave."""
         c = self._context
+        reply = scrub_text(text)
         with self._lock:
             self.entries[key] = {
                 "model": model,
@@ -113,7 +125,8 @@ class Cassette:
                 "task": _preview(c.task),
                 "draft": _preview(c.draft),
                 "recorded_at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
-                "reply": scrub_text(text),
+                "reply": reply,
+                "digest": _digest(key, reply),
             }
             self.recorded.add(key)
 
@@ -135,6 +148,14 @@ class Cassette:
             "Record it with --gradeloop-record=new (needs ANTHROPIC_API_KEY or a base URL)"
         )
 
+    def describe_tampered(self, key: str) -> str:
+        return (
+            f"{self.path}: the recorded judge reply for request {key[:12]} does not match "
+            "its digest (edited by hand, moved from another request, or recorded by an "
+            "older gradeloop), so it is not replayed. Record it again with "
+            "--gradeloop-record=new (needs ANTHROPIC_API_KEY or a base URL)"
+        )
+
     # -- the file -------------------------------------------------------------------
 
     def save(self) -> int:
@@ -153,6 +174,12 @@ class Cassette:
         written = len(self.recorded)
         self.recorded.clear()
         return written
+
+
+def _digest(key: str, reply: Any) -> str:
+    """What binds a recorded reply to its request: SHA-256 of the key and the text."""
+    material = f"{key}\0{reply}".encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(material).hexdigest()
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:

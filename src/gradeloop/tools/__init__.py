@@ -1,7 +1,7 @@
-"""Seed 003's four function-calling tools, for a model that drives the loop itself.
+"""Four function-calling tools, for a model that drives the loop itself.
 
 :data:`TOOL_DEFINITIONS` are the tools in the Anthropic format (pass them as
-``tools=``); :class:`ToolRunner` carries out a call and returns the seed's JSON::
+``tools=``); :class:`ToolRunner` carries out a call and returns its JSON::
 
     from gradeloop.tools import ToolRunner, tool_definitions
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import GradeloopError, HistoryError, JudgeError, JudgeRequiredError, LoopNotFoundError
@@ -74,6 +74,11 @@ class ToolRunner(Closing):
 
     Calls are carried out one at a time (a lock), so one runner may serve a server's
     worker threads.
+
+    ``file_dirs``: when given, a criterion's file option (``json_schema``'s
+    ``schema_file``, any :data:`~gradeloop.RubricPath` option) must name a path inside
+    one of these folders, and with none every file option is refused; None (the
+    default) reads files anywhere, as a rubric file may.
     """
 
     def __init__(
@@ -87,6 +92,7 @@ class ToolRunner(Closing):
         registry: Registry | None = None,
         config: Mapping[str, Any] | None = None,
         keep_loops: int = 64,
+        file_dirs: Sequence[str | os.PathLike[str]] | None = None,
     ) -> None:
         if keep_loops < 1:
             raise ValueError(f"keep_loops must be at least 1, not {keep_loops}")
@@ -95,6 +101,7 @@ class ToolRunner(Closing):
         if stagnation_rounds < 0:
             raise ValueError(f"stagnation_rounds must be >= 0, not {stagnation_rounds}")
         self.generator, self.judge, self.registry = generator, judge, registry
+        self.file_dirs = None if file_dirs is None else tuple(file_dirs)
         self._owns_store = not isinstance(store, HistoryStore)
         self.store = store if isinstance(store, HistoryStore) else HistoryStore(store)
         settings = {
@@ -170,7 +177,7 @@ class ToolRunner(Closing):
 
     def _generate(self, args: dict[str, Any]) -> dict[str, Any]:
         task = required_text(args, "task")
-        rubric = criteria_arg(args, self.registry)
+        rubric = criteria_arg(args, self.registry, self.file_dirs)
         assert rubric is not None  # a required argument
         generator = self._require_generator()
         text, elapsed, usage = self._write(generator, generator_task(task, rubric))
@@ -180,7 +187,7 @@ class ToolRunner(Closing):
 
     def _evaluate(self, args: dict[str, Any]) -> dict[str, Any]:
         text = required_text(args, "output")
-        found, rubric = self._find(text, criteria_arg(args, self.registry))
+        found, rubric = self._find(text, criteria_arg(args, self.registry, self.file_dirs))
         started = time.perf_counter()
         try:
             with metered() as meter:
@@ -216,7 +223,7 @@ class ToolRunner(Closing):
     def _optimize(self, args: dict[str, Any]) -> dict[str, Any]:
         text = required_text(args, "output")
         issues = feedback_arg(args)
-        found, rubric = self._find(text, criteria_arg(args, self.registry))
+        found, rubric = self._find(text, criteria_arg(args, self.registry, self.file_dirs))
         if found is not None:
             _require_open(self.ledger, found.loop)
         if issues is None:

@@ -7,17 +7,23 @@ to send instead, because the reader is a model that will retry.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NoReturn
 
 from ..errors import RubricError
+from ..grading._checks import file_options_within
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import JUDGE, Criterion, Rubric, _unknown_field
 
 __all__ = [
     "ARGUMENTS",
+    "MAX_ARGUMENT_CHARS",
+    "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_VALUES",
     "ToolFailure",
     "check_arguments",
     "criteria_arg",
@@ -35,6 +41,14 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+#: The largest argument a tool reads, each argument on its own: characters of text
+#: (every string in it together), values (list items and object entries) and levels
+#: of nesting. A call past one is ``invalid_arguments`` naming the argument and the
+#: limit, before anything else is read.
+MAX_ARGUMENT_CHARS = 2_000_000
+MAX_ARGUMENT_VALUES = 10_000
+MAX_ARGUMENT_DEPTH = 32
 
 
 class ToolFailure(Exception):
@@ -88,7 +102,40 @@ def check_arguments(tool: str, arguments: Any) -> dict[str, Any]:
         raise ToolFailure(
             "invalid_arguments", f"{tool} needs {missing[0]!r} (required: {', '.join(required)})"
         )
+    for name, value in given.items():
+        check_size(name, value)
     return given
+
+
+def check_size(name: str, value: Any) -> None:
+    """Refuse an argument past the limits (module constants), walking it without
+    recursion and stopping at the first limit crossed."""
+    chars = values = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            _too_big(name, f"nested more than {MAX_ARGUMENT_DEPTH} levels deep")
+        if isinstance(item, str):
+            chars += len(item)
+        elif isinstance(item, Mapping | list | tuple):
+            values += len(item)
+            children: Iterable[Any] = item
+            if isinstance(item, Mapping):
+                chars += sum(len(k) for k in item if isinstance(k, str))
+                children = item.values()
+            if values > MAX_ARGUMENT_VALUES:
+                _too_big(name, f"more than {MAX_ARGUMENT_VALUES:,} values")
+            stack.extend((child, depth + 1) for child in children)
+        if chars > MAX_ARGUMENT_CHARS:
+            _too_big(name, f"more than {MAX_ARGUMENT_CHARS:,} characters")
+
+
+def _too_big(name: str, what: str) -> NoReturn:
+    raise ToolFailure(
+        "invalid_arguments",
+        f"{name!r} is too large: {what}; send less (see the limits in the docs)",
+    )
 
 
 def required_text(args: Mapping[str, Any], name: str) -> str:
@@ -108,23 +155,34 @@ def optional_text(args: Mapping[str, Any], name: str) -> str | None:
     return required_text(args, name) if name in args else None
 
 
-def criteria_arg(args: Mapping[str, Any], registry: Registry | None = None) -> Rubric | None:
+def criteria_arg(
+    args: Mapping[str, Any],
+    registry: Registry | None = None,
+    file_dirs: Sequence[str | os.PathLike[str]] | None = None,
+) -> Rubric | None:
     """The ``criteria`` argument as a validated :class:`Rubric`; None when absent.
 
     Accepts the list itself or the list as JSON text (some clients send nested values
     as strings). An unknown checker is reported with the registered names.
+    ``file_dirs`` (not None): file options must name paths inside these folders
+    (none: every file option is refused).
     """
     raw = args.get("criteria")
     if raw is None:
         return None
     if isinstance(raw, str):
+        if len(raw) > MAX_ARGUMENT_CHARS:
+            _too_big("criteria", f"more than {MAX_ARGUMENT_CHARS:,} characters")
         try:
             raw = json.loads(raw)
+        except RecursionError:
+            _too_big("criteria", f"nested more than {MAX_ARGUMENT_DEPTH} levels deep")
         except ValueError:
             raise ToolFailure(
                 "invalid_arguments",
                 "'criteria' must be an array of criterion objects, not a string",
             ) from None
+        check_size("criteria", raw)
     if not isinstance(raw, list) or not raw:
         raise ToolFailure(
             "invalid_arguments",
@@ -134,8 +192,10 @@ def criteria_arg(args: Mapping[str, Any], registry: Registry | None = None) -> R
     reg = registry or default_registry()
     for index, item in enumerate(raw):
         _check_item(item, index, reg)
+    scope = file_options_within(file_dirs) if file_dirs is not None else contextlib.nullcontext()
     try:
-        return Rubric.from_dict({"criteria": raw}, registry=reg)
+        with scope:
+            return Rubric.from_dict({"criteria": raw}, registry=reg)
     except RubricError as exc:
         raise ToolFailure("invalid_criteria", f"{exc}") from None
 
