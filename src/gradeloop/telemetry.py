@@ -282,7 +282,7 @@ def grade_span(tracer: Any, call: Callable[[], Any]) -> Any:
     """``call()`` inside a ``gradeloop.grade`` span of ``tracer`` (from
     :func:`active_tracer`): what :func:`traced_grade` does, for a caller that looked
     the tracer up itself and uses the answer twice."""
-    with tracer.start_as_current_span("gradeloop.grade") as span:
+    with _span(tracer, "gradeloop.grade") as span:
         result = call()
         _grade_done(span, result)
         return result
