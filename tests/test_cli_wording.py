@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.cli_helpers import cli
 from tests.emulator import Emulator
 from tests.test_calibrate import LABELS, SHADOW_RUBRIC, run_calibrate
+from tests.test_cli_grade_many import files
 
 
 def test_calibrate_after_the_same_questions_says_the_verdicts_came_from_the_cache(
@@ -37,19 +38,18 @@ def test_a_partly_cached_calibration_says_how_many(emulator: Emulator, tmp_path:
 
 
 def test_one_draft_is_one_draft(tmp_path: Path) -> None:
-    drafts = tmp_path / "d.jsonl"
-    drafts.write_text(json.dumps({"id": "d1", "draft": "hello"}) + "\n")
-    rubric = tmp_path / "r.toml"
-    rubric.write_text(
+    rubric, drafts = files(
+        tmp_path,
         '[[criteria]]\nkey = "a"\ndescription = "x"\nchecker = "length"\n'
-        'options = { max_words = 5 }\nshadow = "length"\nshadow_options = { max_words = 1 }\n'
+        'options = { max_words = 5 }\nshadow = "length"\nshadow_options = { max_words = 1 }\n',
+        {"id": "d1", "draft": "hello"},
     )
-    ran = cli("grade", "--drafts", str(drafts), "--rubric", str(rubric))
+    ran = cli("grade", "--drafts", drafts, "--rubric", rubric)
     assert "\n1 draft: 1 accepted, 0 not" in ran.out and "1 drafts" not in ran.out
-    ran = cli("compare", str(drafts), "--rubric", str(rubric), "--task", "t")
+    ran = cli("compare", drafts, "--rubric", rubric, "--task", "t")
     assert ran.out.startswith("compared 1 draft with rubric"), ran.out
     many = tmp_path / "m.jsonl"
     many.write_text("".join(json.dumps({"id": f"d{i}", "draft": "hi"}) + "\n" for i in range(2)))
-    assert cli("compare", str(many), "--rubric", str(rubric), "--task", "t").out.startswith(
+    assert cli("compare", str(many), "--rubric", rubric, "--task", "t").out.startswith(
         "compared 2 drafts"
     )

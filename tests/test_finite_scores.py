@@ -19,26 +19,20 @@ from gradeloop.grading._grade import CriterionResult, merge
 from gradeloop.grading._jsonout import dumps, finite
 from gradeloop.grading._registry import Registry
 from tests.cli_helpers import cli
-
-TWO_HUGE = """pass_score = 8
-[[criteria]]
-key = "a"
-description = "Short."
-checker = "length"
-options = {{ max_words = 50 }}
-weight = {a}
-[[criteria]]
-key = "b"
-description = "Short too."
-checker = "length"
-options = {{ max_words = 50 }}
-weight = {b}
-"""
+from tests.test_cli_grade_many import files
 
 
 def write(tmp_path: Path, a: str, b: str) -> tuple[str, str]:
+    """A rubric of two length-checked keys with weights ``a`` and ``b``, and a draft."""
     rubric = tmp_path / "r.toml"
-    rubric.write_text(TWO_HUGE.format(a=a, b=b))
+    rubric.write_text(
+        "pass_score = 8\n"
+        + "".join(
+            f'[[criteria]]\nkey = "{key}"\ndescription = "Short."\nchecker = "length"\n'
+            f"options = {{ max_words = 50 }}\nweight = {weight}\n"
+            for key, weight in (("a", a), ("b", b))
+        )
+    )
     draft = tmp_path / "d.md"
     draft.write_text("hello world\n")
     return str(draft), str(rubric)
@@ -140,15 +134,14 @@ def test_code_only_grading_has_no_overall_score() -> None:
 
 
 def test_code_only_many_drafts_print_no_score(tmp_path: Path) -> None:
-    drafts = tmp_path / "d.jsonl"
-    drafts.write_text(json.dumps({"id": "d1", "draft": "hello"}) + "\n")
-    rubric = tmp_path / "r.toml"
-    rubric.write_text(
+    rubric, drafts = files(
+        tmp_path,
         '[[criteria]]\nkey = "a"\ndescription = "x"\nchecker = "length"\n'
-        'options = { max_words = 5 }\n[[criteria]]\nkey = "b"\ndescription = "judged"\n'
+        'options = { max_words = 5 }\n[[criteria]]\nkey = "b"\ndescription = "judged"\n',
+        {"id": "d1", "draft": "hello"},
     )
-    ran = cli("grade", "--drafts", str(drafts), "--rubric", str(rubric), "--code-only")
+    ran = cli("grade", "--drafts", drafts, "--rubric", rubric, "--code-only")
     assert ran.code == 1, ran.err
     assert re.search(r"^d1 +NOT ACCEPTED +- ", ran.out, re.M), ran.out
-    ran = cli("grade", "--drafts", str(drafts), "--rubric", str(rubric), "--code-only", "--json")
+    ran = cli("grade", "--drafts", drafts, "--rubric", rubric, "--code-only", "--json")
     assert json.loads(ran.out)["overall_score"] is None

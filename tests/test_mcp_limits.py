@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gradeloop.errors import DraftSizeWarning
+from gradeloop import DraftSizeWarning
 from gradeloop.mcp_server import build_runner, build_server
 from gradeloop.tools import ToolRunner
 from gradeloop.tools._args import MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_VALUES
@@ -67,7 +67,7 @@ def test_text_past_the_size_limit_is_refused_naming_the_argument() -> None:
             f"'output' is too large: more than {MAX_ARGUMENT_CHARS:,} characters; send less "
             "(see the limits in the docs)",
         )
-        with pytest.warns(DraftSizeWarning):  # graded, past the size that draws a warning
+        with pytest.warns(DraftSizeWarning):  # graded all the same, with a warning
             fits = runner.call(
                 "evaluate_output", {"output": "a" * MAX_ARGUMENT_CHARS, "criteria": criteria}
             )

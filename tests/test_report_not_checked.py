@@ -13,13 +13,8 @@ from tests.test_view import get
 
 
 def test_readme_first_command_then_report_and_view(gradeloop_home: Path, tmp_path: Path) -> None:
-    ran = cli(
-        "grade",
-        str(EXAMPLE / "draft.md"),
-        "--rubric",
-        str(EXAMPLE / "rubric.toml"),
-        "--code-only",
-    )
+    draft, rubric = str(EXAMPLE / "draft.md"), str(EXAMPLE / "rubric.toml")
+    ran = cli("grade", draft, "--rubric", rubric, "--code-only")  # the README's first
     assert ran.code == 1, ran.err
     out = tmp_path / "report.html"
     ran = cli("report", "--html", str(out))

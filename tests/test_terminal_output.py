@@ -5,7 +5,6 @@ is written exactly."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import sys
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 from gradeloop import HistoryStore, Rubric, run_loop
 from gradeloop.cli._io import terminal_safe, write_text
-from tests.cli_helpers import cli
+from tests.cli_helpers import _Stream, cli
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 OSC8 = "\x1b]8;;https://evil.example/\x1b\\click me\x1b]8;;\x1b\\"
@@ -95,20 +94,11 @@ def test_terminal_safe_leaves_no_control_but_newline_and_tab(text: str) -> None:
     assert not RAW.search(terminal_safe(text))
 
 
-class _Out(io.StringIO):
-    def __init__(self, tty: bool) -> None:
-        super().__init__()
-        self.tty = tty
-
-    def isatty(self) -> bool:
-        return self.tty
-
-
 @pytest.mark.parametrize("tty", [True, False])
 def test_a_draft_is_escaped_on_a_terminal_and_exact_when_piped(
     tty: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = _Out(tty)
+    out = _Stream(tty)
     monkeypatch.setattr(sys, "stdout", out)
     write_text(f"draft {CSI}{C1}")
     expected = "draft \\x1b[2J\\x1b[31m\\x9b31m\\x85\n" if tty else f"draft {CSI}{C1}\n"
