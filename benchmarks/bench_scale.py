@@ -42,6 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._emulator_server import open_files_limit
+
 from gradeloop import (
     AnthropicJudge,
     DraftItem,
