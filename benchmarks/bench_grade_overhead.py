@@ -159,9 +159,9 @@ def main() -> None:
     args = parser.parse_args()
     drafts = [draft(i) for i in range(args.drafts)]
     # the same verdicts from every subject that decides (a check on the benchmark itself)
-    assert [list(bare(d)) for d in drafts] == [
-        [r.passed for r in checkers(d)] for d in drafts
-    ], "the one-liners and the checkers disagree"
+    assert [list(bare(d)) for d in drafts] == [[r.passed for r in checkers(d)] for d in drafts], (
+        "the one-liners and the checkers disagree"
+    )
     assert [[c.passed for c in graded(d).criteria] for d in drafts[:50]] == [
         bare(d) for d in drafts[:50]
     ]
