@@ -46,8 +46,11 @@ EVALUATE = {
 class Pipe:
     """``python -m gradeloop mcp`` spoken to line by line, as a raw client would."""
 
-    def __init__(self) -> None:
+    def __init__(self, home: str) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        # the module's own home: this fixture outlives the per-test one conftest sets,
+        # and must never read or write the user's real history
+        env["GRADELOOP_HOME"] = home
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gradeloop", "mcp"],
             stdin=subprocess.PIPE,
@@ -109,8 +112,8 @@ class Pipe:
 
 
 @pytest.fixture(scope="module")
-def pipe() -> Iterator[Pipe]:
-    p = Pipe()
+def pipe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipe]:
+    p = Pipe(str(tmp_path_factory.mktemp("mcp-home")))
     yield p
     p.close()
 
