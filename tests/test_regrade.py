@@ -219,3 +219,30 @@ def test_an_unknown_or_empty_source(tmp_path: Path) -> None:
         with pytest.raises(InputError, match="no stored drafts"):
             regrade(run, Rubric.from_dict({"criteria": [{"key": "a", "description": "d"}]}),
                     store=store)  # fmt: skip
+
+
+def test_the_viewer_shows_a_regrade_beside_its_source(setup: dict[str, Any]) -> None:
+    from gradeloop.report._server import render
+
+    r2 = write_rubric(setup["tmp"] / "r2.toml", "Names a source for its claims.")
+    ran = cli("regrade", setup["run"], "--rubric", str(r2), "--json", *setup["common"])
+    new = json.loads(ran.out)["run"]
+    status, page = render(setup["db"], f"/run/{new}")
+    assert status == 200
+    assert f'regrade of <a href="/run/{setup["run"]}">' in page
+    section = page.split('class="regrade-keys"', 1)[1]
+    head, row = section.split('data-key="cites"', 1)
+    row = row.split("</tr>", 1)[0]
+    assert 'class="changed key"' in head.rsplit("<tr", 1)[1]
+    assert [c.split(">")[1] for c in row.split("<td")[1:]] == [
+        "2</td", "3</td", "1</td", "0</td", "75%</td", "0.50</td"
+    ]  # fmt: skip
+    assert 'data-item="b"' in page and "cites: unmet → met" in page
+    assert "differ in rubric" in page  # the fingerprints differ: said first
+    status, source = render(setup["db"], f"/run/{setup['run']}")
+    assert status == 200 and f'regraded by: <a href="/run/{new}">' in source
+    # the compare page warns too; two runs with one fingerprint draw no warning
+    _, compared = render(setup["db"], f"/compare?a={setup['run']}&b={new}")
+    assert "differ in rubric" in compared
+    _, same = render(setup["db"], f"/compare?a={setup['run']}&b={setup['run']}")
+    assert "fingerprint-warnings" not in same
