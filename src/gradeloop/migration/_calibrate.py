@@ -21,6 +21,7 @@ from ..errors import JudgeRequiredError
 from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
+from ..models._fingerprint import fingerprint_warnings, run_fingerprint, stored_fingerprint
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._compare import rubric_label
 from ._jsonl import LabelledItem
@@ -152,6 +153,18 @@ class CalibrationReport:
     started_at: float = field(default_factory=time.time)
     previous: Mapping[str, Any] | None = None
     judge_usage: Any = None  # the judge's Usage over every draft (tokens and dollars)
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+    inter_annotator: dict[str, Any] | None = None  # two labellers' agreement, per key
+
+    @property
+    def fingerprint_warnings(self) -> list[str]:
+        """What differs from the previous run's fingerprint, and an undated judge alias."""
+        runs: list[tuple[str, Mapping[str, Any]]] = []
+        if self.previous is not None:
+            before = stored_fingerprint(self.previous, self.previous.get("rubric") or {})
+            runs.append((str(self.previous.get("run_id")), before))
+        runs.append((self.run_id, self.fingerprint))
+        return fingerprint_warnings(runs)
 
     @property
     def warnings(self) -> list[str]:
@@ -185,6 +198,10 @@ class CalibrationReport:
         }
         if self.judge_usage is not None:
             out["judge_usage"] = self.judge_usage.to_dict()
+        out["fingerprint"] = self.fingerprint
+        out["fingerprint_warnings"] = self.fingerprint_warnings
+        if self.inter_annotator is not None:
+            out["inter_annotator"] = self.inter_annotator
         if self.previous is not None:
             out["previous"] = {
                 "run_id": self.previous.get("run_id"),
@@ -254,6 +271,7 @@ def calibrate(
         disagreements=disagreements,
         previous=previous,
         judge_usage=usage,
+        fingerprint=run_fingerprint(judge if use_judge else None, rubric.to_dict()),
     )
 
 
