@@ -139,3 +139,37 @@ def test_every_loop_records_its_fingerprint(tmp_path: Any) -> None:
     assert fp["provider"] == "custom:AllMet" and fp["rubric_digest"] == rubric_digest(
         rubric.to_dict()
     )
+
+
+class _Named(AllMet):
+    def __init__(self, model: str) -> None:
+        super().__init__()
+        self.model = model
+
+
+def test_compare_from_history_warns_when_the_loops_differ(tmp_path: Any) -> None:
+    from tests.cli_helpers import cli
+
+    rubric_path = tmp_path / "r.toml"
+    rubric_path.write_text(
+        '[[criteria]]\nkey = "short"\ndescription = "d"\nchecker = "length"\n'
+        "options = { max_words = 50 }\n",
+        encoding="utf-8",
+    )
+    rubric = Rubric.load(rubric_path)
+    db = tmp_path / "h.db"
+
+    def loops(*models: str) -> None:
+        with HistoryStore(db) as store:
+            for m in models:
+                run_loop("t", rubric, generator=FakeGenerator(), judge=_Named(m), store=store)
+
+    loops("m1", "m1")
+    args = ("compare", "--from-history", "--rubric", str(rubric_path), "--db", str(db))
+    ran = cli(*args)
+    assert ran.code == 0, ran.err
+    assert "differ" not in ran.err  # the twin: one judge throughout
+    loops("claude-3-5-sonnet-latest")
+    ran = cli(*args)
+    assert "the drafts come from loops that differ" in ran.err
+    assert "differ in judge model: claude-3-5-sonnet-latest vs m1" in ran.err
