@@ -26,6 +26,7 @@ from . import (
     _compare,
     _grade,
     _history,
+    _label,
     _mcp,
     _optimize,
     _plugins,
@@ -48,6 +49,7 @@ COMMANDS = (
     _cache,
     _batch,
     _regrade,
+    _label,
 )
 
 
