@@ -19,6 +19,7 @@ from typing import NoReturn
 from .. import __version__
 from ..errors import GradeloopError
 from . import (
+    _align,
     _batch,
     _cache,
     _calibrate,
@@ -50,6 +51,7 @@ COMMANDS = (
     _batch,
     _regrade,
     _label,
+    _align,
 )
 
 
