@@ -142,7 +142,10 @@ def test_no_gain_keeps_the_wording_and_writes_nothing(files: dict[str, Any]) -> 
     ran = cli("align", *files["args"], "--out", str(out))
     assert ran.code == 0, ran.err
     assert not out.exists()
-    assert "no gain" in ran.out and f"no rewrite raised held-out agreement: {out} not written" in ran.out
+    assert (
+        "no gain" in ran.out
+        and f"no rewrite raised held-out agreement: {out} not written" in ran.out
+    )
 
 
 def test_an_ambiguous_criterion_is_not_rewritten(files: dict[str, Any]) -> None:
@@ -192,15 +195,27 @@ def test_the_text_report(files: dict[str, Any]) -> None:
 
 def test_a_json_rubric_is_written_with_its_other_keys(tmp_path: Path) -> None:
     src = tmp_path / "r.json"
-    data = {"name": "n", "pass_score": 6, "criteria": [{"key": "a", "description": "old",
-            "weight": 2}, {"key": "b", "description": "keep"}]}  # fmt: skip
+    data = {
+        "name": "n",
+        "pass_score": 6,
+        "criteria": [
+            {"key": "a", "description": "old", "weight": 2},
+            {"key": "b", "description": "keep"},
+        ],
+    }
     src.write_text(json.dumps(data), encoding="utf-8")
     out = write_rubric(src, tmp_path / "out.json", {"a": ("new", ({"text": "t", "met": True},))})
     written = json.loads(out.read_text(encoding="utf-8"))
-    assert written["pass_score"] == 6 and written["criteria"][1] == {"key": "b", "description": "keep"}
+    assert written["pass_score"] == 6 and written["criteria"][1] == {
+        "key": "b",
+        "description": "keep",
+    }
     assert written["criteria"][0] == {
-        "key": "a", "description": "new", "weight": 2, "examples": [{"text": "t", "met": True}]
-    }  # fmt: skip
+        "key": "a",
+        "description": "new",
+        "weight": 2,
+        "examples": [{"text": "t", "met": True}],
+    }
 
 
 CRITERION = Criterion(key="cites", description="Cites a URL.")
@@ -226,8 +241,11 @@ def test_rewrite_replies_are_read_strictly() -> None:
     assert rewrites == [] and len(dropped) == 1
 
 
-@given(st.lists(st.text(min_size=1, max_size=8), min_size=2, max_size=30, unique=True),
-       st.integers(0, 10_000), st.sampled_from([0.2, 0.5, 0.8]))  # fmt: skip
+@given(
+    st.lists(st.text(min_size=1, max_size=8), min_size=2, max_size=30, unique=True),
+    st.integers(0, 10_000),
+    st.sampled_from([0.2, 0.5, 0.8]),
+)
 def test_the_split_is_seeded_order_free_and_leaves_both_sides(
     ids: list[str], seed: int, share: float
 ) -> None:

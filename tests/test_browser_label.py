@@ -44,14 +44,14 @@ def _file(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _press(driver: Any, keys: str) -> None:
+def _press(session: Any, keys: str) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
 
-    ActionChains(driver).send_keys(keys).perform()
+    ActionChains(session).send_keys(keys).perform()
 
 
-def _current(driver: Any) -> str:
-    (row,) = by_css(driver, ".label-key.current")
+def _current(session: Any) -> str:
+    (row,) = by_css(session, ".label-key.current")
     return str(row.get_attribute("data-key"))
 
 

@@ -110,8 +110,13 @@ def test_the_rubric_digest_ignores_key_order_and_sees_a_change() -> None:
 
 
 def test_warnings_name_what_differs_and_each_alias_once() -> None:
-    one = {"provider": "anthropic", "model": "claude-3-5-sonnet-latest", "rubric_digest": "x",
-           "base_url_host": "h", "sampling": {"samples": 1}}  # fmt: skip
+    one = {
+        "provider": "anthropic",
+        "model": "claude-3-5-sonnet-latest",
+        "rubric_digest": "x",
+        "base_url_host": "h",
+        "sampling": {"samples": 1},
+    }
     two = {**one, "model": "claude-opus-4-6", "sampling": {"samples": 3}}
     out = fingerprint_warnings([("r1", one), ("r2", two), ("r1", one)])
     assert out[0] == "r1 and r2 differ in judge model: claude-3-5-sonnet-latest vs claude-opus-4-6"

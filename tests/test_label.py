@@ -120,7 +120,7 @@ def test_the_pages_escape_the_draft_and_carry_a_strict_policy(labeller: Labeller
     assert "script-src 'self'" in policy and "default-src 'none'" in policy
     assert "unsafe-inline" not in policy.split("script-src", 1)[1].split(";", 1)[0]
     assert headers["x-frame-options"] == "DENY"
-    status, headers, script = _request(labeller, "GET", "/label.js")
+    status, headers, _ = _request(labeller, "GET", "/label.js")
     assert status == 200 and headers["content-type"].startswith("text/javascript")
     assert _request(labeller, "GET", "/item/9")[0] == 404
 

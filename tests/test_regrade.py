@@ -170,8 +170,16 @@ def test_a_loops_rounds_are_regraded(tmp_path: Path) -> None:
     from tests.fakes import FakeGenerator
 
     rubric = Rubric.from_dict(
-        {"criteria": [{"key": "long", "description": "d", "checker": "length",
-                       "options": {"min_words": 3}}]}  # fmt: skip
+        {
+            "criteria": [
+                {
+                    "key": "long",
+                    "description": "d",
+                    "checker": "length",
+                    "options": {"min_words": 3},
+                }
+            ]
+        }
     )
     from gradeloop import run_loop
 
@@ -179,8 +187,16 @@ def test_a_loops_rounds_are_regraded(tmp_path: Path) -> None:
         gen = FakeGenerator(["one", "one two three four"])
         result = run_loop("t", rubric, generator=gen, judge=None, store=store, max_rounds=2)
         stricter = Rubric.from_dict(
-            {"criteria": [{"key": "long", "description": "d", "checker": "length",
-                           "options": {"min_words": 5}}]}  # fmt: skip
+            {
+                "criteria": [
+                    {
+                        "key": "long",
+                        "description": "d",
+                        "checker": "length",
+                        "options": {"min_words": 5},
+                    }
+                ]
+            }
         )
         report = regrade(result.loop_id, stricter, store=store)
         assert report.source.kind == "loop" and report.drafts == 2
@@ -200,25 +216,39 @@ def test_prompt_changed_keys() -> None:
             {"key": "c", "description": "z", "weight": 2.0},
         ]
     }
-    same = Rubric.from_dict({"criteria": [{"key": "a", "description": "x "},
-                                          {"key": "b", "description": "y", "scale": "score",
-                                           "threshold": 7}, {"key": "c", "description": "z"}]})  # fmt: skip
+    same = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "a", "description": "x "},
+                {"key": "b", "description": "y", "scale": "score", "threshold": 7},
+                {"key": "c", "description": "z"},
+            ]
+        }
+    )
     assert prompt_changed_keys(old, same) == set()  # weight is not in the prompt
-    moved = Rubric.from_dict({"criteria": [{"key": "a", "description": "x2"},
-                                           {"key": "b", "description": "y", "scale": "score",
-                                            "threshold": 8}, {"key": "d", "description": "n"}]})  # fmt: skip
+    moved = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "a", "description": "x2"},
+                {"key": "b", "description": "y", "scale": "score", "threshold": 8},
+                {"key": "d", "description": "n"},
+            ]
+        }
+    )
     assert prompt_changed_keys(old, moved) == {"a", "b", "d"}
 
 
 def test_an_unknown_or_empty_source(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "h.db") as store:
         with pytest.raises(LoopNotFoundError, match="no grading run or loop id"):
-            regrade("x", Rubric.from_dict({"criteria": [{"key": "a", "description": "d"}]}),
-                    store=store)  # fmt: skip
+            regrade(
+                "x", Rubric.from_dict({"criteria": [{"key": "a", "description": "d"}]}), store=store
+            )
         run = store.add_grading_run([], rubric={"criteria": []})
         with pytest.raises(InputError, match="no stored drafts"):
-            regrade(run, Rubric.from_dict({"criteria": [{"key": "a", "description": "d"}]}),
-                    store=store)  # fmt: skip
+            regrade(
+                run, Rubric.from_dict({"criteria": [{"key": "a", "description": "d"}]}), store=store
+            )
 
 
 def test_the_viewer_shows_a_regrade_beside_its_source(setup: dict[str, Any]) -> None:
@@ -235,8 +265,13 @@ def test_the_viewer_shows_a_regrade_beside_its_source(setup: dict[str, Any]) -> 
     row = row.split("</tr>", 1)[0]
     assert 'class="changed key"' in head.rsplit("<tr", 1)[1]
     assert [c.split(">")[1] for c in row.split("<td")[1:]] == [
-        "2</td", "3</td", "1</td", "0</td", "75%</td", "0.50</td"
-    ]  # fmt: skip
+        "2</td",
+        "3</td",
+        "1</td",
+        "0</td",
+        "75%</td",
+        "0.50</td",
+    ]
     assert 'data-item="b"' in page and "cites: unmet → met" in page
     assert "differ in rubric" in page  # the fingerprints differ: said first
     status, source = render(setup["db"], f"/run/{setup['run']}")

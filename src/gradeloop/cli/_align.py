@@ -106,13 +106,11 @@ def render(report: AlignReport, out: str | None, written: str | None) -> None:
     """The before / after table, each kept rewrite, then where it went and the cost."""
     con = console()
     con.print(
-        f"align: {plural(report.train, 'training draft')}, {plural(report.heldout, 'held-out draft')} "
-        f"(seed {report.seed})",
+        f"align: {plural(report.train, 'training draft')}, "
+        f"{plural(report.heldout, 'held-out draft')} (seed {report.seed})",
         markup=False,
     )
-    t = table(
-        "key", "status", "train before", "held-out before", "held-out after", "proposals"
-    )
+    t = table("key", "status", "train before", "held-out before", "held-out after", "proposals")
     for k in report.keys:
         won = k.winner
         row = [
@@ -140,8 +138,10 @@ def render(report: AlignReport, out: str | None, written: str | None) -> None:
     elif out is not None:
         con.print(f"no rewrite raised held-out agreement: {out} not written", markup=False)
     usage = report.usage
-    cost = "$0" if usage is None else (
-        "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
+    cost = (
+        "$0"
+        if usage is None
+        else ("cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}")
     )
     tokens = 0 if usage is None else usage.total_input + usage.output_tokens
     con.print(f"judge: {tokens:,} tokens, {cost}", markup=False)

@@ -98,9 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.task is not None or args.task_file is not None:
         default_task = read_task(args.task, args.task_file)
     if len(args.labels) > 2:
-        raise InputError(
-            f"give one labels file, or two from two labellers, not {len(args.labels)}"
-        )
+        raise InputError(f"give one labels file, or two from two labellers, not {len(args.labels)}")
     items = read_labels(args.labels[0], rubric, default_task=default_task)
     second = (
         read_labels(args.labels[1], rubric, default_task=default_task)

@@ -160,8 +160,7 @@ class GradingRecords:
         """The grading runs that re-graded ``source_id`` (a run or loop id), oldest first."""
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT run_id FROM grading_runs WHERE regrade_of = ?"
-                " ORDER BY started_at, rowid",
+                "SELECT run_id FROM grading_runs WHERE regrade_of = ? ORDER BY started_at, rowid",
                 (source_id,),
             ).fetchall()
         return [str(r[0]) for r in rows]

@@ -193,7 +193,8 @@ def _cases(
     c: Criterion, items: Sequence[LabelledItem], answers: dict[str, Evaluation | None]
 ) -> list[Case]:
     """The training drafts where judge and labels differ, then a few where they agree."""
-    differ, agree = [], []
+    differ: list[Case] = []
+    agree: list[Case] = []
     for item in items:
         ev = answers.get(item.output_id)
         if c.key not in item.labels or ev is None or not ev[c.key].checked:
@@ -211,8 +212,10 @@ def _select_keys(
     if keys:
         out = []
         for key in keys:
-            if key not in rubric:
-                raise InputError(f"--key {key!r} is not in the rubric; keys: {', '.join(rubric.keys)}")
+            if key not in rubric.keys:
+                raise InputError(
+                    f"--key {key!r} is not in the rubric; keys: {', '.join(rubric.keys)}"
+                )
             if rubric[key].source != "judge":
                 raise InputError(f"--key {key!r} is filled by a checker; align rewrites judge keys")
             if key not in labelled:
@@ -221,7 +224,9 @@ def _select_keys(
         return out
     found = [c for c in rubric.judge_criteria if c.key in labelled]
     if not found:
-        raise InputError("no judge key of the rubric is labelled in the labels file: nothing to align")
+        raise InputError(
+            "no judge key of the rubric is labelled in the labels file: nothing to align"
+        )
     return found
 
 
@@ -259,11 +264,23 @@ def align(
         if all(v is None for v in answers.values()):
             raise JudgeError("the judge failed on every labelled draft", reason="api_error")
         out = [
-            _align_key(c, rubric, judge, train, held, answers, ambiguous.get(c.key), proposals,
-                       registry, jobs)  # fmt: skip
+            _align_key(
+                c,
+                rubric,
+                judge,
+                train,
+                held,
+                answers,
+                ambiguous.get(c.key),
+                proposals,
+                registry,
+                jobs,
+            )
             for c in chosen
         ]
-    return AlignReport(rubric, out, seed, len(train), len(held), meter.usage if meter.calls else None)
+    return AlignReport(
+        rubric, out, seed, len(train), len(held), meter.usage if meter.calls else None
+    )
 
 
 def _align_key(

@@ -199,7 +199,9 @@ def verdicts_of(record: Mapping[str, Any], rubric: Mapping[str, Any]) -> dict[st
             out[key] = KeyVerdict(
                 met=c.get("met") is True,
                 score=score,
-                source=str(c.get("source") or ("judge" if checkers.get(key) == "judge" else "code")),
+                source=str(
+                    c.get("source") or ("judge" if checkers.get(key) == "judge" else "code")
+                ),
                 filled_by=str(c.get("filled_by") or checkers.get(key, "judge")),
                 checked=c.get("checked") is not False,
             )

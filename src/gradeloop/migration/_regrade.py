@@ -155,9 +155,7 @@ def prompt_changed_keys(old: Mapping[str, Any], new: Rubric) -> set[str]:
         if isinstance(c, Mapping)
     }
     now = json.loads(json.dumps(new.to_dict(), default=str))
-    return {
-        str(c["key"]) for c in now["criteria"] if before.get(str(c["key"])) != _prompt_of(c)
-    }
+    return {str(c["key"]) for c in now["criteria"] if before.get(str(c["key"])) != _prompt_of(c)}
 
 
 class _ReusingJudge:
@@ -242,7 +240,9 @@ def _flips(
     changed: set[str],
     reused: Mapping[str, int],
 ) -> list[KeyFlips]:
-    old_keys = {str(c.get("key")) for c in source.rubric.get("criteria") or [] if isinstance(c, Mapping)}
+    old_keys = {
+        str(c.get("key")) for c in source.rubric.get("criteria") or [] if isinstance(c, Mapping)
+    }
     out = []
     for c in rubric:
         before: list[bool] = []
@@ -314,7 +314,9 @@ def regrade(
     usage: Any = None
     calls = cached = 0
     for (item, done), stored in zip(
-        graded(items, rubric, judge=wrapped, registry=registry, jobs=jobs), source.drafts, strict=True
+        graded(items, rubric, judge=wrapped, registry=registry, jobs=jobs),
+        source.drafts,
+        strict=True,
     ):
         for r in done.records:
             usage = r.usage if usage is None else usage + r.usage

@@ -108,9 +108,10 @@ def rewrite_schema(c: Criterion, proposals: int) -> dict[str, Any]:
 
 def _case_text(case: Case, scored: bool) -> str:
     label = (
-        f"score {case.label:g}" if scored and not isinstance(case.label, bool)
+        f"score {case.label:g}"
+        if scored and not isinstance(case.label, bool)
         else ("met" if case.label else "not met")
-    )  # fmt: skip
+    )
     judge = "no answer" if case.judge_met is None else ("met" if case.judge_met else "not met")
     draft = case.draft if len(case.draft) <= _MAX_DRAFT else case.draft[:_MAX_DRAFT] + " [...]"
     parts = [
@@ -125,7 +126,7 @@ def _case_text(case: Case, scored: bool) -> str:
 
 def rewrite_prompt(c: Criterion, cases: Sequence[Case], proposals: int) -> tuple[str, str]:
     """The system text and the user message of the request."""
-    current = {"key": c.key, "description": c.description, "scale": c.scale}
+    current: dict[str, Any] = {"key": c.key, "description": c.description, "scale": c.scale}
     if c.scale == "score":
         current["threshold"] = c.pass_threshold
     if c.examples:

@@ -154,7 +154,9 @@ class LabelSession:
         try:
             text = self.out.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"--out {self.out} cannot be read ({exc}); give another path") from None
+            raise InputError(
+                f"--out {self.out} cannot be read ({exc}); give another path"
+            ) from None
         where = {ident: n for n, ident in enumerate(self.ids)}
         for number, raw in enumerate(text.splitlines(), start=1):
             if not raw.strip():

@@ -121,9 +121,7 @@ def shown(key: LabelKey, value: bool | int | None) -> str:
 
 def progress(session: LabelSession) -> str:
     """``3 of 20 drafts labelled, saved to FILE``."""
-    return (
-        f"{session.labelled} of {len(session.drafts)} drafts labelled, saved to {session.out}"
-    )
+    return f"{session.labelled} of {len(session.drafts)} drafts labelled, saved to {session.out}"
 
 
 def _page(title: str, token: str, body: Safe) -> str:
@@ -239,9 +237,22 @@ def item_page(session: LabelSession, n: int, token: str) -> str:
         el("h3", "judge keys"),
         el(
             "p",
-            join([el("kbd", "j"), "/", el("kbd", "k"), " move, ", el("kbd", "m"), " met, ",
-                  el("kbd", "u"), " unmet, digits score, ", el("kbd", "x"), " clear, ",
-                  el("kbd", "Enter"), " next draft"]),  # fmt: skip
+            join(
+                [
+                    el("kbd", "j"),
+                    "/",
+                    el("kbd", "k"),
+                    " move, ",
+                    el("kbd", "m"),
+                    " met, ",
+                    el("kbd", "u"),
+                    " unmet, digits score, ",
+                    el("kbd", "x"),
+                    " clear, ",
+                    el("kbd", "Enter"),
+                    " next draft",
+                ]
+            ),
             class_="muted",
         ),
         join(_key_row(session, n, k, token) for k in session.keys),

@@ -47,7 +47,7 @@ def _link(kind: str, ident: str) -> Safe:
 
 
 def regraded_by(db: ReadOnlyHistory, source_id: str) -> Safe:
-    """"regraded by: run, run" under a run or loop that has regrades."""
+    """ "regraded by: run, run" under a run or loop that has regrades."""
     later = db.regrades_of(source_id)
     if not later:
         return Safe("")
@@ -153,7 +153,11 @@ def regrade_section(db: ReadOnlyHistory, data: Mapping[str, Any]) -> Safe:
             source = db.run(ident) if kind == "run" else db.loop(ident)
         except LoopNotFoundError:
             parts.append(
-                el("p", f"a regrade of {source_id}, which is no longer in the history", class_="muted")
+                el(
+                    "p",
+                    f"a regrade of {source_id}, which is no longer in the history",
+                    class_="muted",
+                )
             )
         else:
             keys = [
