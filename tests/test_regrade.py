@@ -281,3 +281,27 @@ def test_the_viewer_shows_a_regrade_beside_its_source(setup: dict[str, Any]) -> 
     assert "differ in rubric" in compared
     _, same = render(setup["db"], f"/compare?a={setup['run']}&b={setup['run']}")
     assert "fingerprint-warnings" not in same
+
+
+def test_a_regrade_gives_checkers_the_stored_reference(tmp_path: Path) -> None:
+    drafts = tmp_path / "d.jsonl"
+    rows = [
+        {"id": "same", "task": "t", "draft": "Paris", "reference": "Paris"},
+        {"id": "other", "task": "t", "draft": "Lyon", "reference": "Paris"},
+    ]
+    drafts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(
+        '[[criteria]]\nkey = "right"\ndescription = "d"\nchecker = "matches_reference"\n',
+        encoding="utf-8",
+    )
+    db = tmp_path / "h.db"
+    ran = cli("grade", "--drafts", str(drafts), "--rubric", str(rubric), "--db", str(db), "--quiet")
+    assert ran.code == 1, ran.err  # one of the two matches
+    with HistoryStore(db) as store:
+        run = store.list_grading_runs()[0].run_id
+        assert [d.reference for d in stored_drafts(store, [run])] == ["Paris", "Paris"]
+        report = regrade(run, Rubric.load(rubric), store=store)
+    (flips,) = report.keys
+    # without the reference the matching draft would flip to unmet
+    assert (flips.to_met, flips.to_unmet, flips.stats.agreement) == (0, 0, 1.0)
