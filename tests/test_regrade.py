@@ -305,3 +305,31 @@ def test_a_regrade_gives_checkers_the_stored_reference(tmp_path: Path) -> None:
     (flips,) = report.keys
     # without the reference the matching draft would flip to unmet
     assert (flips.to_met, flips.to_unmet, flips.stats.agreement) == (0, 0, 1.0)
+
+
+def test_a_history_from_before_regrades_reads_and_migrates(tmp_path: Path) -> None:
+    import sqlite3
+
+    from gradeloop.history import _sql
+    from gradeloop.report._db import ReadOnlyHistory
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    for statements in _sql.MIGRATIONS[:7]:
+        for statement in statements:
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 7")
+    conn.execute(
+        "INSERT INTO grading_runs VALUES ('grade_old', 1.0, 'grade', 'r', '{\"criteria\": []}',"
+        " '{}', 0, 0)"
+    )
+    conn.commit()
+    conn.close()
+    with ReadOnlyHistory(db) as old:  # read-only: never migrated
+        assert old.run("grade_old")["regrade_of"] is None
+        assert old.regrades_of("grade_old") == []
+    with HistoryStore(db) as store:  # opened for writing: migrated
+        assert store.grading_run("grade_old")["regrade_of"] is None
+        assert store.regrades_of("grade_old") == []
+    with ReadOnlyHistory(db) as new:
+        assert new.regrades_of("grade_old") == []
