@@ -166,38 +166,19 @@ def test_bad_input(setup: dict[str, Any], tmp_path: Path) -> None:
     assert ran.code == 0, ran.err
 
 
-def test_a_loops_rounds_are_regraded(tmp_path: Path) -> None:
-    from tests.fakes import FakeGenerator
+def at_least(words: int) -> Rubric:
+    criterion = {"key": "long", "description": "d", "checker": "length"}
+    return Rubric.from_dict({"criteria": [{**criterion, "options": {"min_words": words}}]})
 
-    rubric = Rubric.from_dict(
-        {
-            "criteria": [
-                {
-                    "key": "long",
-                    "description": "d",
-                    "checker": "length",
-                    "options": {"min_words": 3},
-                }
-            ]
-        }
-    )
+
+def test_a_loops_rounds_are_regraded(tmp_path: Path) -> None:
     from gradeloop import run_loop
+    from tests.fakes import FakeGenerator
 
     with HistoryStore(tmp_path / "h.db") as store:
         gen = FakeGenerator(["one", "one two three four"])
-        result = run_loop("t", rubric, generator=gen, judge=None, store=store, max_rounds=2)
-        stricter = Rubric.from_dict(
-            {
-                "criteria": [
-                    {
-                        "key": "long",
-                        "description": "d",
-                        "checker": "length",
-                        "options": {"min_words": 5},
-                    }
-                ]
-            }
-        )
+        result = run_loop("t", at_least(3), generator=gen, judge=None, store=store, max_rounds=2)
+        stricter = at_least(5)
         report = regrade(result.loop_id, stricter, store=store)
         assert report.source.kind == "loop" and report.drafts == 2
         (flips,) = report.keys

@@ -15,16 +15,14 @@ import hmac
 import json
 import re
 import secrets
-import threading
 from http.server import ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import GradeloopError, InputError
 from ._label import LabelSession
 from ._label_pages import LABEL_CSP, LABEL_SCRIPT, index_page, item_page, progress, shown
-from ._server import HOST, _Handler, _problem
+from ._server import HOST, LoopbackServer, _Handler, _problem
 
 __all__ = ["Labeller"]
 
@@ -141,7 +139,7 @@ class _LabelHandler(_Handler):
         self._reply(303, b"", "text/plain", {"Location": f"/item/{index + 1}"})  # no script
 
 
-class Labeller:
+class Labeller(LoopbackServer):
     """The labelling page of one session, on 127.0.0.1 (``port=0`` picks a free port)."""
 
     def __init__(self, session: LabelSession, port: int = 0, *, verbose: bool = False) -> None:
@@ -152,37 +150,4 @@ class Labeller:
         except OSError as exc:
             raise InputError(f"cannot listen on {HOST}:{port}: {exc.strerror}") from None
         self.session = session
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Where the page answers."""
-        return f"http://{HOST}:{self._server.server_address[1]}/"
-
-    def serve_forever(self) -> None:
-        """Answer requests until :meth:`shutdown` (or Ctrl-C in the caller)."""
-        self._server.serve_forever(poll_interval=0.1)
-
-    def start(self) -> Labeller:
-        """Serve from a background thread (for tests and embedding)."""
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def shutdown(self) -> None:
-        """Stop serving and close the socket."""
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=10)
-        self._server.server_close()
-
-    def __enter__(self) -> Labeller:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.shutdown()
+        self._thread = None
