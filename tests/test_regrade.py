@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradeloop import HistoryStore, Rubric
 from gradeloop.errors import InputError, LoopNotFoundError
+from gradeloop.history._grading import GradedDraft
 from gradeloop.migration._evidence import resolve_source, stored_drafts
 from gradeloop.migration._regrade import prompt_changed_keys, regrade
 from tests.cli_helpers import cli
@@ -314,3 +317,32 @@ def test_a_history_from_before_regrades_reads_and_migrates(tmp_path: Path) -> No
         assert store.regrades_of("grade_old") == []
     with ReadOnlyHistory(db) as new:
         assert new.regrades_of("grade_old") == []
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=12))
+@settings(max_examples=40)
+def test_flips_add_up(pairs: list[tuple[bool, bool]]) -> None:
+    from gradeloop import CheckResult, grade
+    from gradeloop.grading._registry import Registry
+
+    before = {f"draft {n}": old for n, (old, _) in enumerate(pairs)}
+    after = {f"draft {n}": new for n, (_, new) in enumerate(pairs)}
+    reg = Registry(autoload=False)
+    reg.add("old", lambda text: CheckResult(before[text]))
+    reg.add("new", lambda text: CheckResult(after[text]))
+
+    def rubric(checker: str) -> Rubric:
+        criterion = {"key": "k", "description": "d", "checker": checker}
+        return Rubric.from_dict({"criteria": [criterion]}, registry=reg)
+
+    with HistoryStore(":memory:") as store:
+        drafts = [
+            GradedDraft(text, text, grade(text, rubric("old"), registry=reg), "t")
+            for text in before
+        ]
+        run = store.add_grading_run(drafts, rubric=rubric("old").to_dict())
+        (flips,) = regrade(run, rubric("new"), store=store, registry=reg, record=False).keys
+    assert flips.compared == len(pairs)
+    assert flips.to_met - flips.to_unmet == sum(after.values()) - sum(before.values())
+    assert flips.to_met == sum(1 for old, new in pairs if new and not old)
+    assert flips.stats.agreement == pytest.approx(1 - (flips.to_met + flips.to_unmet) / len(pairs))

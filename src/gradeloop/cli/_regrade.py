@@ -11,7 +11,7 @@ from rich.markup import escape
 from ..grading._rubric import Rubric
 from ..history._store import HistoryStore
 from ..migration._regrade import RegradeReport, regrade
-from ._io import add_db_option, console, plural, print_json, table
+from ._io import add_db_option, console, percent, plural, print_json, table, two_places
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -75,14 +75,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x * 100:.0f}%"
-
-
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
-
-
 def render(report: RegradeReport) -> None:
     """The per-key table, then the judge's cost and any failures."""
     out = console()
@@ -111,8 +103,8 @@ def render(report: RegradeReport) -> None:
             state,
             str(k.to_met),
             str(k.to_unmet),
-            _pct(k.stats.agreement),
-            _num(k.stats.kappa),
+            percent(k.stats.agreement),
+            two_places(k.stats.kappa),
             str(k.reused),
         ]
         t.add_row(*(escape(x) for x in row))
