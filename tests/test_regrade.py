@@ -346,3 +346,31 @@ def test_flips_add_up(pairs: list[tuple[bool, bool]]) -> None:
     assert flips.to_met - flips.to_unmet == sum(after.values()) - sum(before.values())
     assert flips.to_met == sum(1 for old, new in pairs if new and not old)
     assert flips.stats.agreement == pytest.approx(1 - (flips.to_met + flips.to_unmet) / len(pairs))
+
+
+def test_a_scored_key_is_reused_with_its_score(tmp_path: Path, emulator: Emulator) -> None:
+    emulator.responder = DescriptionJudge()
+    drafts = tmp_path / "d.jsonl"
+    drafts.write_text("\n".join(json.dumps(d) for d in DRAFTS) + "\n", encoding="utf-8")
+
+    def rubric(name: str, cites: str) -> Path:
+        path = tmp_path / name
+        path.write_text(
+            f'[[criteria]]\nkey = "cites"\ndescription = "{cites}"\n\n'
+            '[[criteria]]\nkey = "warm"\ndescription = "Polite and warm."\n'
+            'scale = "score"\nthreshold = 6\n',
+            encoding="utf-8",
+        )
+        return path
+
+    common = ["--db", str(tmp_path / "h.db"), "--base-url", emulator.base_url]
+    cli("grade", "--drafts", str(drafts), "--rubric", str(rubric("a.toml", "A URL.")), *common)
+    with HistoryStore(tmp_path / "h.db") as store:
+        run = store.list_grading_runs()[0].run_id
+    ran = cli("regrade", run, "--rubric", str(rubric("b.toml", "A source.")), "--json", *common)
+    out = json.loads(ran.out)
+    assert out["keys"]["warm"]["reused"] == 4 and out["keys"]["warm"]["agreement"] == 1.0
+    with HistoryStore(tmp_path / "h.db") as store:
+        old, new = stored_drafts(store, [run]), stored_drafts(store, [out["run"]])
+    assert [d.verdicts["warm"].score for d in new] == [d.verdicts["warm"].score for d in old]
+    assert {d.verdicts["warm"].score for d in new} == {3.0, 9.0}

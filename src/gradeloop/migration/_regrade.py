@@ -175,7 +175,12 @@ class _ReusingJudge:
         ask, reuse = [], {}
         for c in criteria:
             v = known.verdicts.get(c.key) if known is not None else None
-            usable = v is not None and v.checked and v.source == "judge"
+            usable = (
+                v is not None
+                and v.checked
+                and v.source == "judge"
+                and (c.scale != "score" or v.score is not None)  # a score to hand back
+            )
             if c.key in self.reusable and c.source == "judge" and usable:
                 assert v is not None
                 reuse[c.key] = (c, v)
