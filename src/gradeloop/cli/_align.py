@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
         help="rewrite judge keys' descriptions to agree with human labels (held-out tested)",
         description="For each judge key where the judge and the labels disagree, ask the "
         "judge's model for rewritten descriptions and examples (shown only the training half "
-        "of a seeded split of the labels), score each on the held-out half, and write --out "
+        "of a fixed random split of the labels), score each on the held-out half, and write --out "
         "with only the rewrites that raised held-out agreement. A key two labellers disagree "
         "on is reported as ambiguous, not rewritten. The input rubric is never overwritten. "
         "Exit 0 when the report was made, 2 for bad input.",
@@ -46,7 +46,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
     p.add_argument("--key", action="append", metavar="KEY", help="align only this key (repeatable)")
     p.add_argument("--out", metavar="FILE", help="write the aligned rubric here (never the input)")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="split seed (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the number that fixes the random split: the same number, the same split (default 0)",
+    )
     p.add_argument(
         "--holdout",
         type=float,
