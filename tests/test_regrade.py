@@ -374,3 +374,31 @@ def test_a_scored_key_is_reused_with_its_score(tmp_path: Path, emulator: Emulato
         old, new = stored_drafts(store, [run]), stored_drafts(store, [out["run"]])
     assert [d.verdicts["warm"].score for d in new] == [d.verdicts["warm"].score for d in old]
     assert {d.verdicts["warm"].score for d in new} == {3.0, 9.0}
+
+
+def test_regrade_and_align_exit_2_in_one_line_when_no_server_listens(
+    setup: dict[str, Any],
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    gone = ["--db", str(setup["db"]), "--base-url", f"http://127.0.0.1:{port}", "--no-cache"]
+    r2 = write_rubric(setup["tmp"] / "r2.toml", "Names a source for its claims.")
+    labels = setup["tmp"] / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"id": d["id"], "task": "t", "draft": d["draft"], "labels": {"cites": True}})
+            + "\n"
+            for d in DRAFTS
+        ),
+        encoding="utf-8",
+    )
+    for args in (
+        ["regrade", setup["run"], "--rubric", str(r2), *gone],
+        ["align", "--labels", str(labels), "--rubric", str(r2), *gone[2:]],
+    ):
+        ran = cli(*args)
+        errors = [line for line in ran.err.splitlines() if line.startswith("gradeloop: error:")]
+        assert ran.code == 2 and len(errors) == 1 and "internal error" not in ran.err, ran.err
