@@ -258,6 +258,7 @@ def test_the_viewer_shows_a_regrade_beside_its_source(setup: dict[str, Any]) -> 
     ]
     assert 'data-item="b"' in page and "cites: unmet → met" in page
     assert "differ in rubric" in page  # the fingerprints differ: said first
+    assert "provider: anthropic; model: claude-opus-5-5; base_url_host: 127.0.0.1:" in page
     status, source = render(setup["db"], f"/run/{setup['run']}")
     assert status == 200 and f'regraded by: <a href="/run/{new}">' in source
     # the compare page warns too; two runs with one fingerprint draw no warning
