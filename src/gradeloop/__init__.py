@@ -44,10 +44,15 @@ from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization
 from gradeloop.loop._arun import arun_loop
 from gradeloop.loop._result import Iteration, LoopResult
 from gradeloop.loop._run import Generator, LoopEvent, generator_task, optimize, run_loop
+from gradeloop.migration._align import AlignReport, KeyAlignment, align
 from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
+from gradeloop.migration._evidence import KeyVerdict, StoredDraft, stored_drafts
 from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
+from gradeloop.migration._regrade import KeyFlips, RegradeReport, regrade
+from gradeloop.migration._rubric_write import write_rubric
 from gradeloop.models._digest import request_digest
+from gradeloop.models._fingerprint import fingerprint_warnings, run_fingerprint
 from gradeloop.testing._assert import assert_graded
 from gradeloop.tools import TOOL_DEFINITIONS, ToolRunner
 
@@ -102,6 +107,7 @@ __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_MODEL",
     "TOOL_DEFINITIONS",
+    "AlignReport",
     "AnthropicGenerator",
     "AnthropicJudge",
     "CacheStats",
@@ -130,8 +136,11 @@ __all__ = [
     "JudgeCache",
     "JudgeError",
     "JudgeRequiredError",
+    "KeyAlignment",
     "KeyCalibration",
     "KeyComparison",
+    "KeyFlips",
+    "KeyVerdict",
     "LabelledItem",
     "LoopEvent",
     "LoopNotFoundError",
@@ -144,12 +153,14 @@ __all__ = [
     "OpenAICompatibleJudge",
     "PluginError",
     "Registry",
+    "RegradeReport",
     "Rubric",
     "RubricError",
     "RubricPath",
     "RubricWarning",
     "ShadowResult",
     "ShadowSide",
+    "StoredDraft",
     "ToolRunner",
     "UnknownCheckerError",
     "UnusableFileError",
@@ -159,12 +170,14 @@ __all__ = [
     "accepted",
     "agrade",
     "agrade_many",
+    "align",
     "arun_loop",
     "as_feedback",
     "assert_graded",
     "calibrate",
     "checker",
     "compare",
+    "fingerprint_warnings",
     "first_text",
     "generator_task",
     "get_checker",
@@ -180,6 +193,10 @@ __all__ = [
     "read_labels",
     "read_user_file",
     "record_call",
+    "regrade",
     "request_digest",
+    "run_fingerprint",
     "run_loop",
+    "stored_drafts",
+    "write_rubric",
 ]

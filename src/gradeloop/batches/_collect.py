@@ -26,6 +26,7 @@ from ..history._batches import BatchJobRecord, BatchRequestRecord
 from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
 from ..models._batch import read_batch_reply
+from ..models._fingerprint import run_fingerprint
 from ..models._judge import AnthropicJudge
 from ._submit import BatchJob
 
@@ -362,6 +363,7 @@ def _record(
             "judge_model": judge.model,
             "batch_job": job.job_id,
             "batch_ids": [p.batch_id for p in job.parts],
+            "fingerprint": run_fingerprint(judge, job.rubric),
         },
     )
     store.set_batch_status(job.job_id, "collected", run_id=run_id)

@@ -22,6 +22,7 @@ from .. import __version__
 from .._redact import scrub_error
 from ..errors import CacheWarning, DraftSizeWarning, GradeloopError, RubricWarning
 from . import (
+    _align,
     _batch,
     _cache,
     _calibrate,
@@ -29,9 +30,11 @@ from . import (
     _compare,
     _grade,
     _history,
+    _label,
     _mcp,
     _optimize,
     _plugins,
+    _regrade,
     _report,
     _view,
 )
@@ -50,6 +53,9 @@ COMMANDS = (
     _view,
     _cache,
     _batch,
+    _regrade,
+    _label,
+    _align,
 )
 
 

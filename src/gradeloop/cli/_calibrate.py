@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from ..migration._calibrate import (
 )
 from ..migration._compare import rubric_label
 from ..migration._jsonl import digest, read_labels
+from ..migration._labellers import labeller_agreement
 from ..migration._suggest import suggest_examples, suggestions_toml
 from ._io import add_db_option, console, plural, print_json, read_task
 from ._models import (
@@ -47,8 +49,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "labels",
         metavar="LABELS",
+        nargs="+",
         help='a JSONL file of {"task", "draft", "labels": {key: true/false or '
-        'a 1-10 score}} objects ("id" optional)',
+        'a 1-10 score}} objects ("id" optional); a second file, from another labeller, '
+        "adds the two labellers' agreement per key (the judge is calibrated on the first)",
     )
     p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
     p.add_argument(
@@ -93,7 +97,14 @@ def run(args: argparse.Namespace) -> int:
     default_task = None
     if args.task is not None or args.task_file is not None:
         default_task = read_task(args.task, args.task_file)
-    items = read_labels(args.labels, rubric, default_task=default_task)
+    if len(args.labels) > 2:
+        raise InputError(f"give one labels file, or two from two labellers, not {len(args.labels)}")
+    items = read_labels(args.labels[0], rubric, default_task=default_task)
+    second = (
+        read_labels(args.labels[1], rubric, default_task=default_task)
+        if len(args.labels) == 2
+        else None
+    )
     judge = None
     if needs_judge(rubric, items):
         require_model(args, _judge_keys(rubric, items), code_only_hint=False)
@@ -103,13 +114,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         previous = store.latest_calibration(name) if store is not None else None
         report = calibrate(items, rubric, judge=judge, name=name, previous=previous, jobs=args.jobs)
-        report.labels_path = str(Path(args.labels))
-        report.labels_digest = digest(args.labels)
+        report.labels_path = str(Path(args.labels[0]))
+        report.labels_digest = digest(args.labels[0])
+        if second is not None:
+            agreement = labeller_agreement(items, second, rubric)
+            report.inter_annotator = {
+                "labels_path": str(Path(args.labels[1])),
+                "keys": {k: a.to_json() for k, a in agreement.items()},
+            }
         if store is not None:
             store.add_calibration(report.to_json())
     finally:
         if store is not None:
             store.close()
+    for warning in report.fingerprint_warnings:
+        print(f"gradeloop: warning: {warning}", file=sys.stderr)
     suggested = None
     if args.suggest_examples:
         suggested = suggest_examples(rubric, report.disagreements, per_key=args.examples_per_key)
@@ -202,7 +221,50 @@ def render(report: CalibrationReport) -> None:
             f"{MIN_LABELS} are needed before trusting these figures",
             markup=False,
         )
+    _labellers(report)
     _previous(report)
+
+
+def _labellers(report: CalibrationReport) -> None:
+    """The two labellers' agreement per key, beside the judge's agreement with the first."""
+    if report.inter_annotator is None:
+        return
+    out = console()
+    keys: dict[str, Any] = report.inter_annotator["keys"]
+    out.print(
+        f"\nlabellers: {report.labels_path} against {report.inter_annotator['labels_path']}",
+        markup=False,
+    )
+    if not keys:
+        out.print("  no draft was labelled on the same key in both files", markup=False)
+        return
+    judged = {k.key: k for k in report.keys if k.role == "primary"}
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("key", "both labelled", "labellers agree", "labellers' kappa", "judge's kappa"):
+        t.add_column(column, overflow="fold")
+    for key, figures in keys.items():
+        own = judged.get(key)
+        t.add_row(
+            *(
+                escape(x)
+                for x in (
+                    key + (" (ambiguous)" if figures["ambiguous"] else ""),
+                    str(figures["n"]),
+                    _pct(figures["agreement"]),
+                    _num(figures["kappa"]),
+                    _num(own.stats.kappa) if own is not None else "-",
+                )
+            )
+        )
+    out.print(t)
+    for key, figures in keys.items():
+        if figures["ambiguous"]:
+            out.print(
+                f"  {key}: the labellers disagree with each other; the criterion is "
+                "ambiguous: agree on its reading (and relabel) before trusting or tuning "
+                "the judge on it",
+                markup=False,
+            )
 
 
 def _table(report: CalibrationReport) -> Table:

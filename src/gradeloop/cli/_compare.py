@@ -4,6 +4,7 @@ would moving the key to code save?"""
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
 from ..migration._compare import CompareReport, KeyComparison, compare, side_names
 from ..migration._jsonl import DraftItem, read_drafts
+from ..models._fingerprint import fingerprint_warnings, run_fingerprint, stored_fingerprint
 from ._io import add_db_option, console, plural, print_json, read_task
 from ._models import (
     add_cache_options,
@@ -97,10 +99,14 @@ def run(args: argparse.Namespace) -> int:
         require_model(args, [c.key for c in asked], code_only_hint=False)
     store = None if args.no_history and not args.from_history else HistoryStore(args.db)
     try:
+        sources: list[tuple[str, dict[str, Any]]] = []
         if items is None:
             assert store is not None
             items = history_drafts(store, args.loops)
+            sources = loop_fingerprints(store, args.loops)
         judge = build_judge(args) if asked else None
+        for warning in compare_warnings(sources, judge, rubric):
+            print(f"gradeloop: warning: {warning}", file=sys.stderr)
         graded: list[GradedDraft] = []
         report = compare(
             items,
@@ -149,6 +155,32 @@ def history_drafts(store: HistoryStore, loops: int) -> list[DraftItem]:
             "first, or give a DRAFTS file"
         )
     return items
+
+
+def loop_fingerprints(store: HistoryStore, loops: int) -> list[tuple[str, dict[str, Any]]]:
+    """The fingerprints of the ``loops`` most recent loops, one per distinct fingerprint
+    (the first loop that has it), newest first."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for loop in store.list_loops(limit=loops):
+        settings = store.loop_settings(loop.loop_id)
+        fp = stored_fingerprint(settings["config"], settings["rubric"])
+        if all(fp != seen for _, seen in out):
+            out.append((loop.loop_id, fp))
+    return out
+
+
+def compare_warnings(
+    sources: list[tuple[str, dict[str, Any]]], judge: object, rubric: Rubric
+) -> list[str]:
+    """What differs between the loops whose drafts are compared, and an undated alias of
+    this run's judge (once)."""
+    mixed = [
+        f"the drafts come from loops that differ: {w}"
+        for w in fingerprint_warnings(sources)
+        if " differ in " in w
+    ]
+    own = fingerprint_warnings([("this compare", run_fingerprint(judge, rubric.to_dict()))])
+    return mixed + own
 
 
 # -- the text report -----------------------------------------------------------------

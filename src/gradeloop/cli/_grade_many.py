@@ -101,8 +101,16 @@ def _require_a_server(evaluations: Sequence[Evaluation]) -> None:
 def _graded(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -> list[GradedDraft]:
     out = []
     for item, ev in zip(items, evaluations, strict=True):
-        if ev.judge_error is not None:
-            out.append(GradedDraft(item.output_id, item.draft, None, item.task, ev.judge_error))
-        else:
-            out.append(GradedDraft(item.output_id, item.draft, ev, item.task))
+        error = ev.judge_error
+        out.append(
+            GradedDraft(
+                item.output_id,
+                item.draft,
+                None if error is not None else ev,
+                item.task,
+                error,
+                reference=item.reference,
+                metadata=item.metadata,
+            )
+        )
     return out

@@ -142,3 +142,13 @@ def write_out(out: str, draft: str, loop_id: str | None, db: str | None) -> None
                 f"`gradeloop history {loop_id}{where} --json`"
             )
         raise InputError(f"cannot write --out file {out} ({exc.strerror}); {recover}") from None
+
+
+def percent(x: float | None) -> str:
+    """``75%`` for 0.75; ``-`` for a figure that is undefined."""
+    return "-" if x is None else f"{x * 100:.0f}%"
+
+
+def two_places(x: float | None) -> str:
+    """``0.50``; ``-`` for a figure that is undefined."""
+    return "-" if x is None else f"{x:.2f}"

@@ -11,6 +11,7 @@ from ..grading._rubric import Rubric
 from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
 from ..migration._compare import rubric_label
+from ..models._fingerprint import run_fingerprint
 from ._io import terminal_safe
 
 
@@ -38,7 +39,11 @@ def record_grading(
     """
     if getattr(args, "no_history", False) or not drafts:
         return None
-    config = {"judge_model": getattr(judge, "model", None), "origin": origin}
+    config = {
+        "judge_model": getattr(judge, "model", None),
+        "origin": origin,
+        "fingerprint": run_fingerprint(judge, rubric.to_dict()),
+    }
     try:
         with HistoryStore(getattr(args, "db", None)) as store:
             return store.add_grading_run(

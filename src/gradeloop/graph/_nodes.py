@@ -26,6 +26,7 @@ from ..loop._run import (
     new_id,
     record_shadows,
 )
+from ..models._fingerprint import run_fingerprint
 from ..models._usage import Usage, metered
 
 JudgeErrors = Literal["revise", "raise"]
@@ -319,6 +320,7 @@ class Nodes:
             "judge_errors": self.judge_errors,
             "return_policy": "last",
             "stagnation_rounds": 0,
+            "fingerprint": run_fingerprint(self.judge, self.rubric.to_dict()),
             **self.config,
         }
 

@@ -40,6 +40,8 @@ class GradedDraft:
     evaluation: Evaluation | None = None
     task: str = ""
     error: str | None = None
+    reference: str | None = None  # kept so a regrade gives checkers the same context
+    metadata: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,12 +76,14 @@ class GradingRecords:
         origin: str = "grade",
         config: Mapping[str, Any] | None = None,
         run_id: str | None = None,
+        regrade_of: str | None = None,
     ) -> str:
         """Store one grading run in one transaction; returns its id.
 
         ``rubric`` is ``Rubric.to_dict()``; ``origin`` says what graded the drafts
         (``"grade"``, ``"compare"``...); ``config`` holds settings such as the
-        judge model (credentials are dropped).
+        judge model and the run's ``fingerprint`` (credentials are dropped).
+        ``regrade_of`` names the grading run or loop whose drafts this run re-graded.
         """
         run_id = run_id or f"grade_{uuid.uuid4().hex[:12]}"
         rows = [_row(run_id, position, d) for position, d in enumerate(drafts)]
@@ -88,7 +92,8 @@ class GradingRecords:
             try:
                 conn.execute(
                     "INSERT INTO grading_runs (run_id, started_at, origin, rubric_name,"
-                    " rubric_json, config_json, drafts, accepted) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " rubric_json, config_json, drafts, accepted, regrade_of)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         run_id,
                         time.time(),
@@ -98,6 +103,7 @@ class GradingRecords:
                         _dumps(scrub_settings(dict(config or {}))),
                         len(rows),
                         accepted,
+                        regrade_of,
                     ),
                 )
             except sqlite3.IntegrityError as exc:
@@ -117,7 +123,8 @@ class GradingRecords:
 
     def grading_run(self, run_id: str) -> dict[str, Any]:
         """One run: ``run_id``, ``started_at``, ``origin``, ``rubric_name``,
-        ``rubric``, ``config`` and ``drafts`` (each record as stored, in order)."""
+        ``rubric``, ``config``, ``regrade_of`` (None unless a regrade) and ``drafts``
+        (each record as stored, in order)."""
         with self._read() as conn:
             run = conn.execute("SELECT * FROM grading_runs WHERE run_id = ?", (run_id,)).fetchone()
             if run is None:
@@ -133,8 +140,30 @@ class GradingRecords:
             "rubric_name": run["rubric_name"],
             "rubric": json.loads(run["rubric_json"]),
             "config": json.loads(run["config_json"]),
+            "regrade_of": run["regrade_of"],
             "drafts": [json.loads(r[0]) for r in rows],
         }
+
+    def grading_run_ids(self, prefix: str) -> list[str]:
+        """The grading run ids that ``prefix`` starts (an exact id alone if it is one;
+        at most 6, which is enough to say a prefix is ambiguous)."""
+        with self._read() as conn:
+            if conn.execute("SELECT 1 FROM grading_runs WHERE run_id = ?", (prefix,)).fetchone():
+                return [prefix]
+            rows = conn.execute(
+                "SELECT run_id FROM grading_runs WHERE run_id >= ? ORDER BY run_id LIMIT 6",
+                (prefix,),
+            ).fetchall()
+        return [str(r[0]) for r in rows if str(r[0]).startswith(prefix)]
+
+    def regrades_of(self, source_id: str) -> list[str]:
+        """The grading runs that re-graded ``source_id`` (a run or loop id), oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT run_id FROM grading_runs WHERE regrade_of = ? ORDER BY started_at, rowid",
+                (source_id,),
+            ).fetchall()
+        return [str(r[0]) for r in rows]
 
 
 def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
@@ -147,6 +176,10 @@ def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
         "evaluation": ev.to_json() if ev is not None else None,
         "detail": detail_json(ev) if ev is not None else None,
     }
+    if d.reference is not None:
+        record["reference"] = d.reference
+    if d.metadata:
+        record["metadata"] = dict(d.metadata)
     stored = scrub_values(record)
     accepted = ev is not None and d.error is None and ev.accepted
     score = None if ev is None or ev.overall_score is None else round(ev.overall_score, 4)

@@ -200,6 +200,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 7: what each loop cost in dollars, and the totals behind `gradeloop stats`' cost,
     # kept by triggers as rounds are written.
     cost_migration(),
+    # 8: a grading run that re-grades the drafts of an earlier run or loop names it
+    # (`gradeloop regrade`), so the viewer can set a regrade beside its source.
+    (
+        "ALTER TABLE grading_runs ADD COLUMN regrade_of TEXT",
+        "CREATE INDEX grading_runs_by_source ON grading_runs (regrade_of)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

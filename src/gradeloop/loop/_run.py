@@ -28,6 +28,7 @@ from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
+from ..models._fingerprint import run_fingerprint
 from ..models._usage import Meter, Usage, metered
 from ._best import best_of, iteration_rank
 from ._result import Iteration, LoopResult, StopReason
@@ -448,7 +449,11 @@ def _start(kind: type[_Run], args: Mapping[str, Any]) -> Any:
             run.loop_id,
             task=args["task"],
             rubric=rubric.to_dict(),
-            config={**settings.to_config(), **(args["config"] or {})},
+            config={
+                **settings.to_config(),
+                "fingerprint": run_fingerprint(args["judge"], rubric.to_dict()),
+                **(args["config"] or {}),
+            },
         )
     return run
 

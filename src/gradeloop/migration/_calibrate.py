@@ -21,6 +21,7 @@ from ..errors import JudgeRequiredError
 from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
+from ..models._fingerprint import fingerprint_warnings, run_fingerprint, stored_fingerprint
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._compare import rubric_label
 from ._jsonl import LabelledItem
@@ -154,6 +155,18 @@ class CalibrationReport:
     judge_usage: Any = None  # the judge's Usage over every draft (tokens and dollars)
     judge_calls: int = 0  # judge requests behind the verdicts, cached ones included
     judge_cached: int = 0  # of those, answered from the verdict cache (no tokens)
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+    inter_annotator: dict[str, Any] | None = None  # two labellers' agreement, per key
+
+    @property
+    def fingerprint_warnings(self) -> list[str]:
+        """What differs from the previous run's fingerprint, and an undated judge alias."""
+        runs: list[tuple[str, Mapping[str, Any]]] = []
+        if self.previous is not None:
+            before = stored_fingerprint(self.previous, self.previous.get("rubric") or {})
+            runs.append((str(self.previous.get("run_id")), before))
+        runs.append((self.run_id, self.fingerprint))
+        return fingerprint_warnings(runs)
 
     @property
     def warnings(self) -> list[str]:
@@ -188,6 +201,10 @@ class CalibrationReport:
         if self.judge_usage is not None:
             out["judge_usage"] = self.judge_usage.to_dict()
             out["judge_calls"] = {"total": self.judge_calls, "cached": self.judge_cached}
+        out["fingerprint"] = self.fingerprint
+        out["fingerprint_warnings"] = self.fingerprint_warnings
+        if self.inter_annotator is not None:
+            out["inter_annotator"] = self.inter_annotator
         if self.previous is not None:
             out["previous"] = {
                 "run_id": self.previous.get("run_id"),
@@ -262,6 +279,7 @@ def calibrate(
         judge_usage=usage,
         judge_calls=calls,
         judge_cached=cached,
+        fingerprint=run_fingerprint(judge if use_judge else None, rubric.to_dict()),
     )
 
 

@@ -187,11 +187,17 @@ def detail_block(record: Mapping[str, Any], keys: Sequence[RubricKey]) -> Safe:
 
 def settings_table(config: Mapping[str, Any]) -> Safe:
     """The loop's or run's settings, one row each."""
-    rows = [
-        el("tr", el("th", name), el("td", "-" if value is None else str(value)))
-        for name, value in config.items()
-    ]
+    rows = [el("tr", el("th", name), el("td", _setting(value))) for name, value in config.items()]
     return el("table", join(rows), class_="settings") if rows else el("p", "none", class_="muted")
+
+
+def _setting(value: Any) -> str:
+    """A setting as text; a table of settings (a run's fingerprint) as ``name: value``."""
+    if value is None:
+        return "-"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {_setting(v)}" for k, v in value.items()) or "-"
+    return str(value)
 
 
 def rubric_table(keys: Sequence[RubricKey], pass_score: Any) -> Safe:

@@ -249,8 +249,22 @@ class ReadOnlyHistory(Closing):
             "rubric_name": run["rubric_name"] or rubric_label(rubric),
             "rubric": rubric,
             "config": json.loads(run["config_json"]),
+            "regrade_of": run.get("regrade_of"),  # files from before schema 8 have none
             "drafts": [json.loads(r[0]) for r in drafts],
         }
+
+    def regrades_of(self, source_id: str) -> list[str]:
+        """The grading runs that re-graded ``source_id`` (a run or loop id), oldest first."""
+        if "grading_runs" not in self._tables:
+            return []
+        try:
+            rows = self._conn.execute(
+                "SELECT run_id FROM grading_runs WHERE regrade_of = ? ORDER BY started_at, rowid",
+                (source_id,),
+            ).fetchall()
+        except sqlite3.OperationalError:  # a file from before schema 8: no regrades
+            return []
+        return [str(r[0]) for r in rows]
 
 
 def rubric_label(rubric: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from ._db import Filters, LoopRow, ReadOnlyHistory, RunRow, rubric_label
 from ._grading import run_section
 from ._html import Safe, el, join, page, when
 from ._loop import loop_section, loop_status, plot_for
+from ._regrade import fingerprint_notes, regrade_section, regraded_by
 
 __all__ = ["compare_page", "index_page", "item_page", "query_filters", "report_document"]
 
@@ -239,8 +240,11 @@ def item_page(db: ReadOnlyHistory, kind: str, item_id: str) -> str:
     """A loop's page or a grading run's page."""
     if kind == "loop":
         data = db.loop(item_id)
-        return page(f"gradeloop: {item_id}", loop_section(data, heading="h1"), nav=_NAV)
-    return page(f"gradeloop: {item_id}", run_section(db.run(item_id), heading="h1"), nav=_NAV)
+        body = join([loop_section(data, heading="h1"), regraded_by(db, item_id)])
+        return page(f"gradeloop: {item_id}", body, nav=_NAV)
+    data = db.run(item_id)
+    body = join([run_section(data, heading="h1"), regrade_section(db, data)])
+    return page(f"gradeloop: {item_id}", body, nav=_NAV)
 
 
 def _final_record(data: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -351,10 +355,10 @@ def compare_page(db: ReadOnlyHistory, first: str, second: str) -> str:
     (ka, ia), (kb, ib) = db.resolve(first), db.resolve(second)
     if ka != kb:
         raise InputError("compare two loops or two grading runs, not one of each")
-    if ka == "loop":
-        body = _compare_loops(db.loop(ia), db.loop(ib))
-    else:
-        body = _compare_runs(db.run(ia), db.run(ib))
+    a, b = (db.loop(ia), db.loop(ib)) if ka == "loop" else (db.run(ia), db.run(ib))
+    body = join(
+        [fingerprint_notes([a, b]), _compare_loops(a, b) if ka == "loop" else _compare_runs(a, b)]
+    )
     return page(f"gradeloop: {ia} vs {ib}", join([el("h1", f"{ia} vs {ib}"), body]), nav=_NAV)
 
 

@@ -14,7 +14,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import GradeloopError, InputError, LoopNotFoundError
@@ -22,7 +22,7 @@ from ._db import ReadOnlyHistory
 from ._html import CSP_HEADER, el, join, page
 from ._pages import compare_page, index_page, item_page, query_filters
 
-__all__ = ["HOST", "Viewer"]
+__all__ = ["HOST", "LoopbackServer", "Viewer"]
 
 HOST = "127.0.0.1"
 _HEADERS = {
@@ -126,7 +126,48 @@ class _Server(ThreadingHTTPServer):
         super().__init__((HOST, port), _Handler)
 
 
-class Viewer:
+class LoopbackServer:
+    """Serving one ``ThreadingHTTPServer`` (``self._server``) on 127.0.0.1: where it
+    answers, in this thread or a background one, and stopping it."""
+
+    _server: ThreadingHTTPServer
+    _thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Where the server answers."""
+        return f"http://{HOST}:{self._server.server_address[1]}/"
+
+    def serve_forever(self) -> None:
+        """Answer requests until :meth:`shutdown` (or Ctrl-C in the caller)."""
+        self._server.serve_forever(poll_interval=0.1)
+
+    def start(self) -> Self:
+        """Serve from a background thread (for tests and embedding)."""
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def shutdown(self) -> None:
+        """Stop serving and close the socket."""
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=10)
+        self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()
+
+
+class Viewer(LoopbackServer):
     """The viewer of one history database, listening on 127.0.0.1.
 
     ``port=0`` picks a free port; :attr:`url` says which. The database is checked
@@ -144,37 +185,4 @@ class Viewer:
             self._server = _Server(self.db_path, port, verbose)
         except OSError as exc:
             raise InputError(f"cannot listen on {HOST}:{port}: {exc.strerror}") from None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Where the viewer answers."""
-        return f"http://{HOST}:{self._server.server_address[1]}/"
-
-    def serve_forever(self) -> None:
-        """Answer requests until :meth:`shutdown` (or Ctrl-C in the caller)."""
-        self._server.serve_forever(poll_interval=0.1)
-
-    def start(self) -> Viewer:
-        """Serve from a background thread (for tests and embedding)."""
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def shutdown(self) -> None:
-        """Stop serving and close the socket."""
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=10)
-        self._server.server_close()
-
-    def __enter__(self) -> Viewer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.shutdown()
+        self._thread = None

@@ -42,6 +42,7 @@ from ..history._store import HistoryStore, get_optimization_history
 from ..loop._result import Iteration, StopReason
 from ..loop._run import new_id, record_shadows
 from ..loop._similarity import DEFAULT_SIMILARITY, similar
+from ..models._fingerprint import run_fingerprint
 from ..models._usage import Usage
 from ._restore import load_loop
 from ._state import LoopState, Output, content_key, score_of
@@ -79,7 +80,13 @@ class Ledger:
             loop.loop_id,
             task=task,
             rubric=rubric.to_dict(),
-            config={**self.config, "mode": "tools", "origin": origin},
+            config={
+                **self.config,
+                "mode": "tools",
+                "origin": origin,
+                # the calling agent is the judge here: only the rubric is known
+                "fingerprint": run_fingerprint(None, rubric.to_dict()),
+            },
         )
         self._keep(loop)
         return loop

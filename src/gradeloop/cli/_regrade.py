@@ -1,0 +1,123 @@
+"""``gradeloop regrade``: grade a stored run's drafts again, and see what moved."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rich.markup import escape
+
+from ..grading._rubric import Rubric
+from ..history._store import HistoryStore
+from ..migration._regrade import RegradeReport, regrade
+from ._io import add_db_option, console, percent, plural, print_json, table, two_places
+from ._models import (
+    add_cache_options,
+    add_jobs_option,
+    add_model_options,
+    build_judge,
+    model_configured,
+    require_model,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register the command's parser."""
+    p = sub.add_parser(
+        "regrade",
+        help="re-grade a stored grading run's (or loop's) drafts with a new rubric or judge",
+        description="Grade the drafts stored for RUN_ID (a grading run, or a loop's rounds) "
+        "again with --rubric, generating nothing; record the result as a new grading run "
+        "linked to RUN_ID; print per key how many drafts flipped to met and to unmet, the "
+        "agreement and Cohen's kappa of the old answers with the new, and the cost. Judge "
+        "keys whose prompt did not change keep their stored answers (no request, no cost). "
+        "Exit 0, 2 for bad input.",
+    )
+    p.add_argument("run_id", metavar="RUN_ID", help="a grading run id or loop id (or a prefix)")
+    p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--no-reuse",
+        action="store_true",
+        help="ask the judge about every judge key, changed or not (with --no-cache: a "
+        "measure of the judge's own noise on the same drafts)",
+    )
+    add_db_option(p)
+    add_model_options(p, generator=False)
+    add_jobs_option(p)
+    add_cache_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; the exit code."""
+    rubric = Rubric.load(args.rubric)
+    judge = None
+    if rubric.judge_criteria and (args.judge_model or model_configured(args)):
+        require_model(args, rubric.judge_keys, code_only_hint=False)
+        judge = build_judge(args)
+    with HistoryStore(args.db) as store:
+        report = regrade(
+            args.run_id,
+            rubric,
+            store=store,
+            judge=judge,
+            reuse=not args.no_reuse,
+            jobs=args.jobs,
+        )
+    for warning in report.warnings:
+        print(f"gradeloop: warning: {warning}", file=sys.stderr)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        render(report)
+    return 0
+
+
+def render(report: RegradeReport) -> None:
+    """The per-key table, then the judge's cost and any failures."""
+    out = console()
+    src = report.source
+    out.print(
+        f"regrade {report.run_id or '(not recorded)'} of {src.kind} {src.source_id}: "
+        f"{plural(report.drafts, 'draft')}, rubric {report.rubric.name or report.rubric.path}",
+        markup=False,
+    )
+    t = table(
+        "key",
+        "filled by",
+        "prompt",
+        "to met",
+        "to unmet",
+        "agreement",
+        "kappa",
+        "reused",
+        never_wrap=("to met", "to unmet", "agreement", "kappa", "reused"),
+    )
+    for k in report.keys:
+        state = "new" if k.new else ("changed" if k.changed else "same")
+        row = [
+            k.key,
+            report.rubric[k.key].filled_by,
+            state,
+            str(k.to_met),
+            str(k.to_unmet),
+            percent(k.stats.agreement),
+            two_places(k.stats.kappa),
+            str(k.reused),
+        ]
+        t.add_row(*(escape(x) for x in row))
+    out.print(t)
+    for failed, error in report.failures:
+        out.print(f"  judge failed on {failed}: {error} (left out of the figures)", markup=False)
+    usage = report.usage
+    if usage is None or (report.calls == 0 and not report.cached):
+        out.print("judge: not asked (every judge answer was reused), $0", markup=False)
+        return
+    cost = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
+    out.print(
+        f"judge: {plural(report.calls, 'request')}, {report.cached} from the verdict cache, "
+        f"{usage.total_input + usage.output_tokens:,} tokens, {cost}",
+        markup=False,
+    )
