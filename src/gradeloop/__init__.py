@@ -15,6 +15,7 @@ from gradeloop.errors import (
     CheckerError,
     ConfigError,
     GradeloopError,
+    GradeloopWarning,
     HistoryError,
     InputError,
     JudgeError,
@@ -38,9 +39,21 @@ from gradeloop.grading._shadow import ShadowResult, ShadowSide
 from gradeloop.grading._verdict import Verdict, accepted, as_feedback
 from gradeloop.history._cache import CacheStats, JudgeCache
 from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
+from gradeloop.judging._bias import (
+    PairItem,
+    PositionBias,
+    PreferenceBatch,
+    acompare_many,
+    compare_many,
+    position_bias,
+)
+from gradeloop.judging._jury import Jury
+from gradeloop.judging._preference import Preference, acompare_drafts, compare_drafts
+from gradeloop.judging._votes import JuryVerdict
 from gradeloop.loop._arun import arun_loop
 from gradeloop.loop._result import Iteration, LoopResult
 from gradeloop.loop._run import Generator, LoopEvent, generator_task, optimize, run_loop
+from gradeloop.loop._select import Selection
 from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
 from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
@@ -116,6 +129,7 @@ __all__ = [
     "Evaluation",
     "Generator",
     "GradeloopError",
+    "GradeloopWarning",
     "HistoryError",
     "HistoryStore",
     "InputError",
@@ -124,6 +138,8 @@ __all__ = [
     "JudgeCache",
     "JudgeError",
     "JudgeRequiredError",
+    "Jury",
+    "JuryVerdict",
     "KeyCalibration",
     "KeyComparison",
     "LabelledItem",
@@ -136,12 +152,17 @@ __all__ = [
     "NotAnAnswer",
     "OpenAICompatibleGenerator",
     "OpenAICompatibleJudge",
+    "PairItem",
     "PluginError",
+    "PositionBias",
+    "Preference",
+    "PreferenceBatch",
     "Registry",
     "Rubric",
     "RubricError",
     "RubricPath",
     "RubricWarning",
+    "Selection",
     "ShadowResult",
     "ShadowSide",
     "ToolRunner",
@@ -151,6 +172,8 @@ __all__ = [
     "Verdict",
     "__version__",
     "accepted",
+    "acompare_drafts",
+    "acompare_many",
     "agrade",
     "agrade_many",
     "arun_loop",
@@ -159,6 +182,8 @@ __all__ = [
     "calibrate",
     "checker",
     "compare",
+    "compare_drafts",
+    "compare_many",
     "first_text",
     "generator_task",
     "get_checker",
@@ -170,6 +195,7 @@ __all__ = [
     "metered",
     "model_configured",
     "optimize",
+    "position_bias",
     "read_drafts",
     "read_labels",
     "read_user_file",

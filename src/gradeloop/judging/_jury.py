@@ -78,8 +78,10 @@ class Jury:
         if not members:
             raise ValueError("a Jury needs at least one judge")
         for j in members:
-            if not callable(getattr(j, "evaluate", None)):
-                raise TypeError(f"{type(j).__name__} is not a judge: it has no evaluate()")
+            if not any(callable(getattr(j, m, None)) for m in ("evaluate", "prefer")):
+                raise TypeError(
+                    f"{type(j).__name__} is not a judge: it has neither evaluate() nor prefer()"
+                )
         if policy not in ("majority", "median"):
             raise ValueError(f"policy must be 'majority' or 'median', not {policy!r}")
         if on not in ("all", "doubtful"):
