@@ -108,7 +108,9 @@ def test_the_winner_goes_by_the_criteria_weights() -> None:
         def prefer(self, task: str, first: str, second: str, criteria: Any) -> dict[str, str]:
             a_first = first == "A"
             pick = {"heavy": "A", "l1": "B", "l2": "B"}
-            return {c.key: "first" if (pick[c.key] == "A") == a_first else "second" for c in criteria}
+            return {
+                c.key: "first" if (pick[c.key] == "A") == a_first else "second" for c in criteria
+            }
 
     pref = compare_drafts("A", "B", rubric, judge=Split())
     assert pref.by_key == {"heavy": "a", "l1": "b", "l2": "b"}

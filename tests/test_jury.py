@@ -29,7 +29,12 @@ RUBRIC = {
     "criteria": [
         {"key": "cited", "description": "Cites the spec."},
         {"key": "clear", "description": "Clear.", "scale": "score", "threshold": 7},
-        {"key": "brief", "description": "Brief.", "checker": "length", "options": {"max_words": 50}},
+        {
+            "key": "brief",
+            "description": "Brief.",
+            "checker": "length",
+            "options": {"max_words": 50},
+        },
     ]
 }
 CITED = Criterion(key="cited", description="Cites the spec.")
@@ -244,7 +249,9 @@ def test_a_pass_fail_key_is_met_only_by_a_strict_majority_within_quorum(
         assert d.note is None
 
 
-@given(st.lists(st.integers(1, 10), min_size=1, max_size=9), st.sampled_from(["majority", "median"]))
+@given(
+    st.lists(st.integers(1, 10), min_size=1, max_size=9), st.sampled_from(["majority", "median"])
+)
 def test_a_scored_keys_score_agrees_with_its_decision(scores: list[int], policy: Any) -> None:
     d = decide_key(CLEAR, [float(s) for s in scores], policy, 1)
     assert d.score is not None

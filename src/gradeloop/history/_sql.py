@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from ..errors import HistoryError
 from ._cost import cost_migration
+from ._preferences import preferences_migration
 from ._rollup import rollup_migration
 from ._tool_outputs import tool_outputs_migration
 
@@ -200,6 +201,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 7: what each loop cost in dollars, and the totals behind `gradeloop stats`' cost,
     # kept by triggers as rounds are written.
     cost_migration(),
+    # 8: pairwise comparisons: the loop's select="pairwise" choices, `gradeloop prefer`.
+    preferences_migration(),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

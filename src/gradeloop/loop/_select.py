@@ -88,22 +88,18 @@ class Selection:
 def _pair(run: _Run, reason: str, chosen: Iteration) -> tuple[Iteration, Iteration] | None:
     """The earlier and the later of the two best drafts, when they are to be compared."""
     s = run.settings
-    if s.select != "pairwise" or s.return_policy != "best" or reason in _NO_COMPARISON:
+    if s.select != "pairwise" or reason in _NO_COMPARISON:  # (pairwise implies "best")
         return None
     best = chosen.evaluation
-    if best is None or best.accepted:
+    if best is None or best.accepted:  # the best rank is accepted if any draft was
         return None
-    others = [
-        h
-        for h in run.history
-        if h.evaluation is not None and h.content != chosen.content and h.reused_from is None
-    ]
+    others = [h for h in run.history if h.evaluation is not None and h.content != chosen.content]
     if not others:
         return None
     second = max(reversed(others), key=lambda h: _rank(h))  # ties to the latest
     ev = second.evaluation
     assert ev is not None
-    if ev.accepted != best.accepted or abs(ev.overall_score - best.overall_score) > s.select_margin:
+    if abs(ev.overall_score - best.overall_score) > s.select_margin:
         return None
     return (chosen, second) if chosen.iteration < second.iteration else (second, chosen)
 
