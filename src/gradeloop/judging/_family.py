@@ -116,7 +116,7 @@ def same_family(generator: Any, judge: Any) -> str | None:
     families = {model_family(m) for m in models}
     if len(models) > 1 and len(families) == 1 and None not in families:
         return (
-            f"every judge of the jury is a {families.pop()} model: judges of one family "
+            f"the jury's judges are all {families.pop()} models: judges of one family "
             "share their biases and vote almost as one; mix families (docs/judging.md)"
         )
     return None
