@@ -118,7 +118,7 @@ def test_the_winner_goes_by_the_criteria_weights() -> None:
 
 
 def test_no_judge_or_a_judge_without_prefer_is_a_clear_error() -> None:
-    with pytest.raises(JudgeRequiredError, match="cited, clear.*prefer"):
+    with pytest.raises(JudgeRequiredError, match=r"cited, clear.*prefer"):
         compare_drafts(A, B, RUBRIC)
 
     class EvaluateOnly:
@@ -244,14 +244,19 @@ def test_a_key_counts_only_when_both_orders_chose_the_same_draft(
     answers: list[tuple[str, str]], weights: list[float]
 ) -> None:
     rubric = Rubric.from_dict(
-        {"criteria": [{"key": k, "description": k, "weight": w} for k, w in zip(KEYS, weights)]}
+        {
+            "criteria": [
+                {"key": k, "description": k, "weight": w}
+                for k, w in zip(KEYS, weights, strict=True)
+            ]
+        }
     )
-    ab = Choices({k: a for k, (a, _) in zip(KEYS, answers)})  # type: ignore[misc]
-    ba = Choices({k: b for k, (_, b) in zip(KEYS, answers)})  # type: ignore[misc]
+    ab = Choices({k: a for k, (a, _) in zip(KEYS, answers, strict=True)})  # type: ignore[misc]
+    ba = Choices({k: b for k, (_, b) in zip(KEYS, answers, strict=True)})  # type: ignore[misc]
     pref = build_preference(rubric, {}, {}, (ab, ba))
     as_a = {"first": "a", "second": "b", "tie": "tie"}
     as_b = {"first": "b", "second": "a", "tie": "tie"}
-    for k, (x, y) in zip(KEYS, answers):
+    for k, (x, y) in zip(KEYS, answers, strict=True):
         same = as_a[x] == as_b[y]
         assert pref.consistent[k] is same
         assert pref.by_key[k] == (as_a[x] if same else "tie")
@@ -260,8 +265,8 @@ def test_a_key_counts_only_when_both_orders_chose_the_same_draft(
     flip = {"a": "b", "b": "a", "tie": "tie"}
     assert mirror.by_key == {k: flip[v] for k, v in pref.by_key.items()}
     assert mirror.winner == flip[pref.winner]
-    won_a = sum(w for k, w in zip(KEYS, weights) if pref.by_key[k] == "a")
-    won_b = sum(w for k, w in zip(KEYS, weights) if pref.by_key[k] == "b")
+    won_a = sum(w for k, w in zip(KEYS, weights, strict=True) if pref.by_key[k] == "a")
+    won_b = sum(w for k, w in zip(KEYS, weights, strict=True) if pref.by_key[k] == "b")
     if pref.winner == "a":
         assert won_a > won_b
     elif pref.winner == "b":

@@ -41,6 +41,9 @@ def answer(cited: str = "first", clear: str = "tie", **extra: Any) -> dict[str, 
     }
 
 
+BOTH = {"cited": "first", "clear": "tie"}
+
+
 def judge(emulator: Emulator, **kw: Any) -> AnthropicJudge:
     return AnthropicJudge(client=emulator.client(max_retries=0), model="claude-test", **kw)
 
@@ -96,9 +99,9 @@ def test_an_emulated_position_bias_shows_in_the_figure(emulator: Emulator) -> No
          "appears twice"),
         (json.dumps(answer("First")), "preferred.cited: expected 'first'"),
         (json.dumps(answer(clear=True)), "preferred.clear"),  # type: ignore[arg-type]
-        (json.dumps({"reasoning": "r", "preferred": {"cited": "first"}}), "preferred.clear: missing"),
-        (json.dumps({"preferred": {"cited": "first", "clear": "tie"}}), "reasoning: missing"),
-        (json.dumps({"reasoning": 3, "preferred": {"cited": "first", "clear": "tie"}}), "reasoning"),
+        (json.dumps({"reasoning": "r", "preferred": {"cited": "first"}}), "clear: missing"),
+        (json.dumps({"preferred": BOTH}), "reasoning: missing"),
+        (json.dumps({"reasoning": 3, "preferred": BOTH}), "reasoning"),
     ],
 )  # fmt: skip
 def test_an_invalid_reply_gets_one_repair_then_fails_closed(
@@ -226,8 +229,8 @@ def test_a_jury_across_providers_grades_and_names_each_member(
         "issues": [],
     }
     emulator.enqueue(verdict_reply(verdict))
-    oai_emulator.enqueue(chat(json.dumps({**verdict, "criteria_met": {"cited": False},
-                                          "passed": False, "issues": ["cited: none"]})))  # fmt: skip
+    other = {**verdict, "criteria_met": {"cited": False}, "passed": False, "issues": ["cited: x"]}
+    oai_emulator.enqueue(chat(json.dumps(other)))
     jury = Jury([judge(emulator), oai(oai_emulator)], quorum=2)
     ev = grade("draft", RUBRIC, judge=jury)
     assert jury.names == ("claude-test", "qwen3")
