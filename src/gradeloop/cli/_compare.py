@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if items is None:
             assert store is not None
             items = history_drafts(store, args.loops)
-        judge = build_judge(args) if asked else None
+        judge = build_judge(args, rubric) if asked else None
         graded: list[GradedDraft] = []
         report = compare(
             items,

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         if rubric.judge_keys:
             require_model(args, rubric.judge_keys, code_only_hint=True)
         if model_configured(args):  # judge shadows alone run only when a model is set
-            judge = build_judge(args)
+            judge = build_judge(args, rubric)
     if not draft.strip():
         print("gradeloop: note: the draft is empty; grading it anyway", file=sys.stderr)
     if judge is not None and not task:

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         if rubric.judge_keys:
             require_model(args, rubric.judge_keys, code_only_hint=True)
         if model_configured(args):
-            judge = build_judge(args)
+            judge = build_judge(args, rubric)
     if args.batch:
         return _batch(args, rubric, items, judge)
     evaluations = grade_many(

@@ -24,6 +24,7 @@ from pydantic import (
 from ..errors import CheckerConflictError, RubricError, UnknownCheckerError, UnusableFileError
 from ._files import RUBRIC_LIMIT, read_user_file
 from ._guidance import Example, validate_anchors, validate_guidance, warn_if_long
+from ._judge_specs import check_jury, parse_judge_spec
 from ._plugins import load_rubric_plugins
 from ._registry import Registry, default_registry
 
@@ -167,7 +168,7 @@ class Criterion(BaseModel):
         return f"{self.key}: {self.description}"
 
 
-_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins"}
+_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins", "judge_models", "jury"}
 
 #: How deeply a rubric's tables and lists may nest (real rubrics use a handful).
 MAX_DEPTH = 64
@@ -226,10 +227,14 @@ class Rubric(Sequence[Criterion]):
         registry: Registry | None = None,
         plugins: Sequence[str] = (),
         _lines: Sequence[int | None] = (),
+        judge_models: Sequence[str] = (),
+        jury: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self.name = name
         self.plugins = tuple(plugins)  # already loaded (from_dict does it), kept for to_dict
+        # the judges the CLI builds when no --judge-model is given (several: a jury)
+        self.judge_models, self.jury = judging_fields(judge_models, jury, self.path)
         items = list(criteria)
         if not items:
             raise RubricError(
@@ -312,6 +317,8 @@ class Rubric(Sequence[Criterion]):
             registry=registry,
             plugins=plugins,
             _lines=_lines,
+            judge_models=data.get("judge_models", ()),
+            jury=data.get("jury"),
         )
 
     @classmethod
@@ -369,6 +376,10 @@ class Rubric(Sequence[Criterion]):
             out["name"] = self.name
         if self.plugins:
             out["plugins"] = list(self.plugins)
+        if self.judge_models:
+            out["judge_models"] = list(self.judge_models)
+        if self.jury:
+            out["jury"] = dict(self.jury)
         return out
 
     # -- access ---------------------------------------------------------------------
@@ -555,3 +566,22 @@ def _bind_shadow(
     except ValueError as exc:
         raise RubricError(f"shadow_options: {exc}", path=path, key=c.key, line=line) from None
     return c.model_copy(update={"shadow_options": options})
+
+
+def judging_fields(
+    judge_models: Any, jury: Any, path: Path | None
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """A rubric's ``judge_models`` (``[PROVIDER:]MODEL[@URL]`` strings) and ``jury``
+    table, checked; a RubricError naming the field and the fix."""
+    if isinstance(judge_models, str) or not isinstance(judge_models, Sequence):
+        raise RubricError(
+            'judge_models is a list: judge_models = ["anthropic:claude-sonnet-4-5", '
+            '"openai-compatible:qwen3-32b@http://localhost:8000/v1"]',
+            path=path,
+        )
+    try:
+        models = tuple(str(parse_judge_spec(m)) for m in judge_models)
+        table = check_jury(jury) if jury is not None else {}
+    except ValueError as exc:
+        raise RubricError(str(exc), path=path) from None
+    return models, table
