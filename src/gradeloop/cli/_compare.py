@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     )
     asked = judge_request(rubric)
     if asked:  # the inputs first (a typo is the likelier fault), then the model, then work
-        require_model(args, [c.key for c in asked], code_only_hint=False)
+        require_model(args, [c.key for c in asked], code_only_hint=False, rubric=rubric)
     store = None if args.no_history and not args.from_history else HistoryStore(args.db)
     try:
         if items is None:

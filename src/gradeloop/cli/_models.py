@@ -194,11 +194,33 @@ def model_configured(args: argparse.Namespace) -> bool:
     )
 
 
+def judges_configured(args: argparse.Namespace, rubric: Any = None) -> bool:
+    """Whether every judge the options (or the rubric's ``judge_models``) name can be
+    reached: its own base URL, or its provider configured as :func:`model_configured`
+    checks the ``--provider`` (a key, a base URL)."""
+    specs = judge_specs(args, rubric)
+    if not specs:
+        return model_configured(args)
+    return all(spec.base_url or _provider_configured(args, spec.provider) for spec in specs)
+
+
+def _provider_configured(args: argparse.Namespace, name: str | None) -> bool:
+    if name is None or name == provider(args):
+        return model_configured(args)
+    env = ("OPENAI_BASE_URL", "OPENAI_API_KEY") if name == "openai-compatible" else (
+        "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")  # fmt: skip
+    return any(os.environ.get(v) for v in env)
+
+
 def require_model(
-    args: argparse.Namespace, judge_keys: Sequence[str], *, code_only_hint: bool
+    args: argparse.Namespace,
+    judge_keys: Sequence[str],
+    *,
+    code_only_hint: bool,
+    rubric: Any = None,
 ) -> None:
     """Exit-2 error naming the judge keys and the fixes, when no model is configured."""
-    if model_configured(args):
+    if judges_configured(args, rubric):
         return
     keys = ", ".join(judge_keys)
     fixes = "set ANTHROPIC_API_KEY, or pass --base-url for a local server"
