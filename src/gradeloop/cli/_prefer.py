@@ -133,7 +133,8 @@ def _show(pref: Preference, a: str, b: str) -> None:
             f"(position bias), counted as ties: {', '.join(pref.inconsistent)}",
             markup=False,
         )
-    out.print(_judge_line(pref.requests, pref.usage), markup=False)
+    if "judge" in pref.sources.values():
+        out.print(_judge_line(pref.requests, pref.usage), markup=False)
 
 
 def _show_many(batch: PreferenceBatch) -> None:
