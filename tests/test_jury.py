@@ -263,3 +263,22 @@ def test_jury_verdict_is_a_verdict_the_strict_reader_keeps() -> None:
     jury = Jury([voter(True, 8, "a")])
     v = jury.evaluate("t", "d", [CITED, CLEAR])
     assert isinstance(v, JuryVerdict) and v.votes["cited"] == {"a": True}
+
+
+def test_grade_many_gives_the_members_that_take_one_the_runs_cache(tmp_path: Any) -> None:
+    from gradeloop import JudgeCache
+
+    class Caching(Voter):
+        cache: Any = None
+        seen: list[Any] = []
+
+        def evaluate(self, task: str, draft: str, criteria: Any) -> Any:
+            Caching.seen.append(self.cache)
+            return super().evaluate(task, draft, criteria)
+
+    member = Caching({"cited": True}, {"clear": 8}, model="c")
+    jury = Jury([member, voter(True, 8, "plain")])
+    with JudgeCache(tmp_path / "c.db") as cache:
+        assert grade_many(["d"], RUBRIC, judge=jury, cache=cache)[0].accepted
+        assert Caching.seen == [cache]
+    assert member.cache is None and jury.cache is None  # the caller's objects unchanged

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import functools
 import inspect
 from collections import Counter
@@ -117,6 +118,24 @@ class Jury:
     def models(self) -> tuple[str | None, ...]:
         """Each member's ``model`` (None for a member without one)."""
         return tuple(getattr(j, "model", None) for j in self.judges)
+
+    @property
+    def cache(self) -> Any:
+        """The verdict cache the members share (None when none was given)."""
+        return getattr(self, "_cache", None)
+
+    @cache.setter
+    def cache(self, cache: Any) -> None:
+        # each member that takes a cache gets a copy of itself with this one, so a jury
+        # copied to hold a run's cache (grade_many's cache=) leaves the caller's alone
+        members = []
+        for j in self.judges:
+            if hasattr(j, "cache"):
+                j = copy.copy(j)
+                j.cache = cache
+            members.append(j)
+        self.judges = tuple(members)
+        self._cache = cache
 
     @property
     def calls(self) -> list[Any]:
