@@ -9,8 +9,9 @@ line on stderr (inside :func:`announced`, so the library does not say it twice).
 
 Families are recognised from the model id alone (``claude-sonnet-4-5``,
 ``anthropic.claude-3-5-sonnet`` on Bedrock, ``meta-llama/Llama-3.1-8B``,
-``qwen2.5:7b`` on Ollama): a word of the id that starts with a known family stem. An
-id with no known stem has no family and never warns.
+``qwen2.5:7b`` on Ollama): a word of the id that is a known family stem, or a stem
+and a version (``llama3``, ``gemma3n``), never a longer word that merely starts with
+one (``gpt4all``). An id with no known stem has no family and never warns.
 """
 
 from __future__ import annotations
@@ -80,9 +81,16 @@ def model_family(model: object) -> str | None:
         if word in _WHOLE:
             return _WHOLE[word]
         for stem, family in _STEMS:
-            if word.startswith(stem):
+            if word.startswith(stem) and _version(word[len(stem) :]):
                 return family
     return None
+
+
+def _version(rest: str) -> bool:
+    """What may follow a family stem in one word: nothing, or a version ("3", "2",
+    "3n", "4o"), so "llama3" and "qwen2" match and "gpt4all" or "philosophy" do not."""
+    digits = len(rest) - len(rest.lstrip("0123456789"))
+    return rest == "" or (digits > 0 and len(rest) - digits <= 1)
 
 
 def _models(judge: Any) -> list[str]:
