@@ -246,3 +246,15 @@ def test_judges_of_another_family_draw_no_line(
     ran = optimize(emulator, "--max-rounds", "1", "--model", "claude-sonnet-4-5",
                    "--judge-model", spec)  # fmt: skip
     assert "self-preference" not in ran.err, ran.err
+
+
+def test_a_jury_is_refused_by_message_batches_with_the_way_out(
+    emulator: Emulator, files: dict[str, str], tmp_path: Path
+) -> None:
+    drafts = tmp_path / "d.jsonl"
+    drafts.write_text('{"task": "t", "draft": "one"}\n')
+    ran = cli("grade", "--drafts", str(drafts), "--rubric", files["r.toml"], "--batch",
+              "--base-url", emulator.base_url, "--judge-model", "claude-a",
+              "--judge-model", "claude-b")  # fmt: skip
+    assert ran.code == 2 and "a Jury cannot go through batches yet" in ran.err
+    assert emulator.bodies == []  # nothing was sent
