@@ -312,20 +312,12 @@ def compare_drafts(
     no ``prefer``, and :class:`~gradeloop.errors.JudgeError` when it fails or answers
     invalidly (a missing key, or any value but ``"first"``, ``"second"``, ``"tie"``).
     """
-    rub = _rubric(rubric, registry)
-    judged = rub.judge_criteria
-    if judged:
-        _check_judge(judge, judged)
-    kw: dict[str, Any] = {"task": task, "registry": registry}
-    kw.update(reference=reference, metadata=metadata)
+    rub, kw = _prepared(rubric, judge, task, registry, reference, metadata)
     code_a, code_b = code_results(a, rub, **kw), code_results(b, rub, **kw)
-    answers = None
+    judged = rub.judge_criteria
     with judge_calls() as calls:
-        if judged and a != b:
-            answers = prefer_both(judge, task, a, b, judged)
-        elif judged:
-            answers = _all_ties(judged)
-    return build_preference(rub, code_a, code_b, answers, tuple(calls))
+        answers = prefer_both(judge, task, a, b, judged) if judged and a != b else None
+    return build_preference(rub, code_a, code_b, _or_ties(answers, judged, a, b), tuple(calls))
 
 
 async def acompare_drafts(
@@ -341,23 +333,39 @@ async def acompare_drafts(
 ) -> Preference:
     """Async :func:`compare_drafts`: the two orders are asked at once (``aprefer`` when
     the judge has it, else ``prefer`` in worker threads), the checkers off the loop."""
-    rub = _rubric(rubric, registry)
-    judged = rub.judge_criteria
-    if judged:
-        _check_judge(judge, judged)
-    kw: dict[str, Any] = {"task": task, "registry": registry}
-    kw.update(reference=reference, metadata=metadata)
+    rub, kw = _prepared(rubric, judge, task, registry, reference, metadata)
     code_a, code_b = await asyncio.gather(
         asyncio.to_thread(code_results, a, rub, **kw),
         asyncio.to_thread(code_results, b, rub, **kw),
     )
-    answers = None
+    judged = rub.judge_criteria
     with judge_calls() as calls:
-        if judged and a != b:
-            answers = await aprefer_both(judge, task, a, b, judged)
-        elif judged:
-            answers = _all_ties(judged)
-    return build_preference(rub, code_a, code_b, answers, tuple(calls))
+        answers = await aprefer_both(judge, task, a, b, judged) if judged and a != b else None
+    return build_preference(rub, code_a, code_b, _or_ties(answers, judged, a, b), tuple(calls))
+
+
+def _prepared(
+    rubric: Rubric | Mapping[str, Any],
+    judge: Any,
+    task: str,
+    registry: Registry | None,
+    reference: str | None,
+    metadata: Mapping[str, Any] | None,
+) -> tuple[Rubric, dict[str, Any]]:
+    """The rubric, checked against the judge, and the checkers' keyword arguments."""
+    rub = _rubric(rubric, registry)
+    if rub.judge_criteria:
+        _check_judge(judge, rub.judge_criteria)
+    return rub, {"task": task, "registry": registry, "reference": reference, "metadata": metadata}
+
+
+def _or_ties(
+    answers: tuple[Choices, Choices] | None, judged: Sequence[Criterion], a: str, b: str
+) -> tuple[Choices, Choices] | None:
+    """The judge's answers; for two identical drafts (never asked), a tie on every key."""
+    if answers is not None or not judged or a != b:
+        return answers
+    return _all_ties(judged)
 
 
 def _all_ties(judged: Sequence[Criterion]) -> tuple[Choices, Choices]:

@@ -118,11 +118,19 @@ def _decide(
     run: _Run,
     pair: tuple[Iteration, Iteration],
     chosen: Iteration,
-    pref: Preference | None,
-    error: str | None,
-    usage: Usage,
+    answers: Any,
+    meter: Any,
 ) -> Iteration:
+    """The draft to return from the judge's two answers (or the JudgeError it raised),
+    recorded on ``run.selection``."""
     earlier, later = pair
+    pref, error = None, None
+    if isinstance(answers, JudgeError):
+        error = f"{answers.reason}: {answers}"
+    else:
+        pref = build_preference(
+            run.rubric, _code(earlier), _code(later), answers, tuple(meter.records)
+        )
     if pref is None:
         pick, why = chosen, f"the comparison failed; kept the best by score ({error})"
     elif pref.winner == "b":
@@ -131,6 +139,7 @@ def _decide(
         pick, why = earlier, "the earlier draft won the comparison"
     else:
         pick, why = earlier, "a tie (inconsistent keys count as ties): kept the earlier draft"
+    usage = meter.usage
     run.selection = Selection(
         earlier.output_id, later.output_id, pick.output_id, why, pref, error, usage
     )
@@ -144,18 +153,15 @@ def select_draft(run: _Run, reason: str) -> Iteration:
     pair = _pair(run, reason, chosen)
     if pair is None:
         return chosen
-    a, b = pair
     judged = run.rubric.judge_criteria
-    pref, error = None, None
+    answers: Any = None
     with metered() as meter:
         try:
-            answers = (
-                prefer_both(run.judge, run.task, a.content, b.content, judged) if judged else None
-            )
-            pref = build_preference(run.rubric, _code(a), _code(b), answers, tuple(meter.records))
+            if judged:
+                answers = prefer_both(run.judge, run.task, *_texts(pair), judged)
         except JudgeError as exc:
-            error = f"{exc.reason}: {exc}"
-    return _decide(run, pair, chosen, pref, error, meter.usage)
+            answers = exc
+    return _decide(run, pair, chosen, answers, meter)
 
 
 async def aselect_draft(run: _Run, reason: str) -> Iteration:
@@ -164,17 +170,16 @@ async def aselect_draft(run: _Run, reason: str) -> Iteration:
     pair = _pair(run, reason, chosen)
     if pair is None:
         return chosen
-    a, b = pair
     judged = run.rubric.judge_criteria
-    pref, error = None, None
+    answers: Any = None
     with metered() as meter:
         try:
-            answers = (
-                await aprefer_both(run.judge, run.task, a.content, b.content, judged)
-                if judged
-                else None
-            )
-            pref = build_preference(run.rubric, _code(a), _code(b), answers, tuple(meter.records))
+            if judged:
+                answers = await aprefer_both(run.judge, run.task, *_texts(pair), judged)
         except JudgeError as exc:
-            error = f"{exc.reason}: {exc}"
-    return _decide(run, pair, chosen, pref, error, meter.usage)
+            answers = exc
+    return _decide(run, pair, chosen, answers, meter)
+
+
+def _texts(pair: tuple[Iteration, Iteration]) -> tuple[str, str]:
+    return pair[0].content, pair[1].content

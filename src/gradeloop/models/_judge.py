@@ -27,15 +27,15 @@ from ._client import describe_api_error, judge_model, make_client
 from ._digest import request_digest
 from ._prefer import aprefer as _aprefer
 from ._prefer import prefer as _prefer
-from ._prompts import judge_system, judge_user, repair_request
+from ._prompts import judge_system, judge_user
 from ._raw import apost_message, post_message, raw_client
 from ._reply import FINISHED, UNREADABLE, first_text, unreadable
 from ._steps import _annotate as _annotate
 from ._steps import _Answer as _Answer
 from ._steps import _judged as _judged
-from ._steps import _shown as _shown
 from ._steps import _Step as _Step
 from ._steps import _Trace as _Trace
+from ._steps import repair_step
 from ._usage import CallKind, Metered
 from ._wire import WireError, WireSpec, looks_like_json, wire_spec
 
@@ -363,14 +363,7 @@ class AnthropicJudge(Metered):
     ) -> _Flow:
         """The one repair request after an invalid reply (with the schema again when
         ``native``); a repair that is invalid too is a JudgeError."""
-        bad = answer.text if answer.text is not None else _shown(answer.parsed)
-        messages = [
-            user,
-            {"role": "assistant", "content": bad},
-            {"role": "user", "content": repair_request(str(first_error))},
-        ]
-        config = spec.output_config() if native else None
-        repaired = yield _Step("repair", system, messages, config, spec)
+        repaired = yield repair_step(spec, system, user, answer, first_error, native=native)
         try:
             verdict = _read(spec, repaired)
         except WireError as err:

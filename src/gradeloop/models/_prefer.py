@@ -34,8 +34,8 @@ from ..errors import JudgeError
 from ..grading._rubric import Criterion
 from ..grading._strict import WireError, strict_json
 from ..judging._choices import Choices, read_wire
-from ._prompts import GUIDANCE_NOTE, criteria_block, repair_request, tagged
-from ._steps import _annotate, _Answer, _judged, _shown, _Step, _Trace
+from ._prompts import judge_system, tagged
+from ._steps import _annotate, _Answer, _judged, _Step, _Trace, repair_step
 from ._strict_schema import strict_schema
 from ._usage import CallKind
 from ._wire import extract_json, looks_like_json
@@ -56,10 +56,6 @@ length. Write your evidence in `reasoning` first, citing both drafts, before any
 meet it, or both fail it, prefer the one that comes clearly closer, else "tie".
 - A scored criterion: prefer the draft that deserves the higher score; "tie" when \
 they deserve the same."""
-
-JSON_INSTRUCTIONS = """\
-Reply with only a JSON object that matches the JSON Schema in <schema>: no prose \
-before or after it and no code fence. Every property the schema lists is required."""
 
 _CONFIG = ConfigDict(strict=True, extra="ignore")
 
@@ -124,13 +120,7 @@ def _schema_json(keys: tuple[str, ...]) -> str:
 
 def prefer_system(criteria: Sequence[Criterion], schema_json: str | None = None) -> str:
     """The system text of a pairwise request; with ``schema_json``, the JSON-mode variant."""
-    parts = [PREFER_INSTRUCTIONS]
-    if any(c.anchors or c.examples for c in criteria):
-        parts.append(GUIDANCE_NOTE)
-    parts.append(criteria_block(criteria))
-    if schema_json is not None:
-        parts += [JSON_INSTRUCTIONS, f"<schema>\n{schema_json}\n</schema>"]
-    return "\n\n".join(parts)
+    return judge_system(criteria, schema_json, instructions=PREFER_INSTRUCTIONS)
 
 
 def prefer_user(task: str, first: str, second: str) -> str:
@@ -218,14 +208,7 @@ def _repair(
     trace: _Trace,
     native: bool,
 ) -> _PreferFlow:
-    bad = answer.text if answer.text is not None else _shown(answer.parsed)
-    messages = [
-        user,
-        {"role": "assistant", "content": bad},
-        {"role": "user", "content": repair_request(str(first_error))},
-    ]
-    config = spec.output_config() if native else None
-    repaired = yield _Step("repair", system, messages, config, spec)
+    repaired = yield repair_step(spec, system, user, answer, first_error, native=native)
     try:
         return _settled(judge, spec, repaired, trace, "repair")
     except WireError as err:

@@ -14,9 +14,19 @@ from typing import Any, Protocol
 
 from ..errors import JudgeError
 from ..grading._rubric import Criterion
+from ._prompts import repair_request
 from ._usage import CallKind, CallRecord, Usage
 
-__all__ = ["Reader", "_Answer", "_Step", "_Trace", "_annotate", "_judged", "_shown"]
+__all__ = [
+    "Reader",
+    "_Answer",
+    "_Step",
+    "_Trace",
+    "_annotate",
+    "_judged",
+    "_shown",
+    "repair_step",
+]
 
 
 class Reader(Protocol):
@@ -81,3 +91,27 @@ def _shown(parsed: Any, limit: int = 4000) -> str:
     except (ValueError, RecursionError):
         return "(a value that cannot be shown)"
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+class _Spec(Reader, Protocol):
+    def output_config(self) -> dict[str, Any]: ...
+
+
+def repair_step(
+    spec: _Spec,
+    system: str,
+    user: dict[str, str],
+    answer: _Answer,
+    first_error: Exception,
+    *,
+    native: bool,
+) -> _Step:
+    """The one repair request after an invalid reply: the bad reply shown back with
+    what was wrong (and the schema again when ``native``)."""
+    bad = answer.text if answer.text is not None else _shown(answer.parsed)
+    messages = [
+        user,
+        {"role": "assistant", "content": bad},
+        {"role": "user", "content": repair_request(str(first_error))},
+    ]
+    return _Step("repair", system, messages, spec.output_config() if native else None, spec)
