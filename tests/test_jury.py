@@ -268,17 +268,18 @@ def test_jury_verdict_is_a_verdict_the_strict_reader_keeps() -> None:
 def test_grade_many_gives_the_members_that_take_one_the_runs_cache(tmp_path: Any) -> None:
     from gradeloop import JudgeCache
 
+    seen: list[Any] = []
+
     class Caching(Voter):
         cache: Any = None
-        seen: list[Any] = []
 
         def evaluate(self, task: str, draft: str, criteria: Any) -> Any:
-            Caching.seen.append(self.cache)
+            seen.append(self.cache)
             return super().evaluate(task, draft, criteria)
 
     member = Caching({"cited": True}, {"clear": 8}, model="c")
     jury = Jury([member, voter(True, 8, "plain")])
     with JudgeCache(tmp_path / "c.db") as cache:
         assert grade_many(["d"], RUBRIC, judge=jury, cache=cache)[0].accepted
-        assert Caching.seen == [cache]
+        assert seen == [cache]
     assert member.cache is None and jury.cache is None  # the caller's objects unchanged

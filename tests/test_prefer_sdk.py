@@ -15,6 +15,7 @@ from gradeloop import (
     JudgeCache,
     JudgeError,
     Jury,
+    acompare_drafts,
     compare_drafts,
     compare_many,
     grade,
@@ -238,3 +239,14 @@ def test_a_jury_across_providers_grades_and_names_each_member(
     assert not ev["cited"].passed  # a tie is not met
     assert ev["clear"].passed and ev["clear"].agreement == 1.0
     assert len(ev.judge_calls) == 2  # one request each, both metered into the evaluation
+
+
+def test_the_openai_compatible_judge_prefers_awaited_too(oai_emulator: OAIEmulator) -> None:
+    def likes_b(body: dict[str, Any]) -> Any:  # both orders go at once: answer by content
+        first = body["messages"][1]["content"].split("<first_draft>\n", 1)[1][:1]
+        return chat(json.dumps(answer("first" if first == "b" else "second")))
+
+    oai_emulator.responder = likes_b
+    pref = asyncio.run(acompare_drafts("a", "b", RUBRIC, task="t", judge=oai(oai_emulator)))
+    assert pref.by_key["cited"] == "b" and pref.consistent["cited"]
+    assert len(oai_emulator.bodies) == 2
