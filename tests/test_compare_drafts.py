@@ -49,7 +49,7 @@ def test_a_consistent_judge_decides_each_judge_key_and_both_orders_are_asked() -
     judge = Prefers("GOOD")
     pref = compare_drafts(A, B, RUBRIC, task="t", judge=judge)
     assert pref.by_key == {"cited": "b", "clear": "b", "short": "a"}
-    assert pref.consistent == {"cited": True, "clear": True}
+    assert pref.consistent == {"cited": True, "clear": True, "short": True}
     assert pref.orders["cited"] == ("b", "b")
     assert pref.winner == "b"  # two judge keys to one code key, equal weights
     assert [(p["first"], p["second"]) for p in judge.prefers] == [(A, B), (B, A)]
@@ -59,7 +59,7 @@ def test_a_consistent_judge_decides_each_judge_key_and_both_orders_are_asked() -
 def test_pure_position_bias_makes_every_judge_key_an_inconsistent_tie() -> None:
     pref = compare_drafts(A, B, RUBRIC, judge=PositionBiased("first"))
     assert pref.by_key == {"cited": "tie", "clear": "tie", "short": "a"}
-    assert pref.consistent == {"cited": False, "clear": False}
+    assert pref.consistent == {"cited": False, "clear": False, "short": True}
     assert pref.inconsistent == ("cited", "clear")
     assert pref.orders["cited"] == ("a", "b")  # the first-shown draft, both times
     assert pref.winner == "a"  # only the checker decided anything
@@ -281,3 +281,40 @@ def test_a_judge_that_always_picks_one_position_never_wins_a_key(positions: list
             {"key": "k", "description": "k"}]}, judge=PositionBiased(p)))  # fmt: skip
     assert all(p.by_key == {"k": "tie"} for p in prefs)
     assert position_bias(prefs).rate == 1.0
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+    | st.sampled_from(["first", "second", "tie", "First", "a"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["reasoning", "preferred", "k1", "k2", "x"]), inner, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@given(JSONISH)
+def test_any_reply_is_a_full_valid_answer_or_invalid_never_in_between(data: Any) -> None:
+    from gradeloop.grading._strict import WireError
+    from gradeloop.judging._choices import CHOICES, read_wire
+
+    try:
+        choices = read_wire(data, ["k1", "k2"])
+    except WireError:
+        return
+    assert set(choices) == {"k1", "k2"} and all(v in CHOICES for v in choices.values())
+    assert isinstance(choices.reasoning, str)
+
+
+def test_a_hostile_reply_text_is_invalid_in_linear_time() -> None:
+    import time
+
+    from gradeloop.grading._rubric import Criterion
+    from gradeloop.grading._strict import WireError
+    from gradeloop.models._prefer import prefer_spec
+
+    spec = prefer_spec([Criterion(key="k1", description="d")])
+    for text in ("[" * 100_000, '{"reasoning": "' + "\\u" * 50_000, "{" + '"a":1,' * 50_000):
+        start = time.perf_counter()
+        with pytest.raises(WireError):
+            spec.parse_text(text)
+        assert time.perf_counter() - start < 2.0

@@ -125,3 +125,12 @@ def test_a_pathological_model_id_is_read_in_linear_time() -> None:
 def test_objects_without_a_model_never_warn() -> None:
     assert same_family(object(), object()) is None
     assert same_family(Gen("gpt-4o"), Any) is None
+
+
+def test_the_async_loop_warns_too() -> None:
+    import asyncio
+
+    from gradeloop import arun_loop
+
+    with pytest.warns(GradeloopWarning, match="Alibaba Qwen"):
+        asyncio.run(arun_loop("t", RUBRIC, generator=Gen("qwen3:8b"), judge=Judge("qwen2.5:72b")))

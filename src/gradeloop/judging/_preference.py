@@ -48,8 +48,9 @@ class Preference:
     """Which of two drafts is better, per key and overall.
 
     ``by_key`` maps every rubric key to ``"a"``, ``"b"`` or ``"tie"``; ``winner`` is
-    the draft whose won keys weigh more. ``consistent`` maps each judge key to whether
-    both orders gave the same answer (False makes that key a tie). ``orders`` holds
+    the draft whose won keys weigh more. ``consistent`` maps each key to whether both
+    orders gave the same answer (False makes that key a tie; a code key is always
+    consistent; a failed preference leaves its judge keys out). ``orders`` holds
     each judge key's two answers in a/b terms, ``(a shown first, b shown first)``;
     ``sources`` says who compared each key (``"code"`` or ``"judge"``) and
     ``details`` how a code key came out. ``reasoning`` is the judge's, per order.
@@ -250,8 +251,9 @@ def build_preference(
     details: dict[str, str] = {}
     for c in rubric:
         sources[c.key] = c.source
-        if c.source == "code":
+        if c.source == "code":  # a checker gives one answer, whatever the order
             by_key[c.key], details[c.key] = _code_side(code_a[c.key], code_b[c.key])
+            consistent[c.key] = True
             continue
         if answers is None:
             by_key[c.key] = "tie"
