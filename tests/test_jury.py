@@ -124,6 +124,14 @@ def test_a_key_with_too_few_votes_fails_closed_with_the_reason() -> None:
     assert any("cited: too few judges answered (1; the quorum is 2)" in i for i in ev.issues)
 
 
+def test_a_scored_key_short_of_its_quorum_is_not_met_whatever_its_one_score() -> None:
+    jury = Jury([voter(True, 9, "a"), Voter({"cited": True}, {}, model="b")])
+    ev = grade("draft", RUBRIC, judge=jury)
+    assert ev["cited"].passed and not ev["clear"].passed
+    assert any("clear: too few judges answered (1; the quorum is 2)" in i for i in ev.issues)
+    assert ev["clear"].judging["jury"]["votes"] == {"a": 9.0}  # type: ignore[index]
+
+
 def test_on_doubtful_asks_the_others_only_about_doubtful_keys() -> None:
     first = voter(True, 9, "first")  # clear 9, threshold 7, margin 1: confident
     others = [voter(True, 9, "b"), voter(True, 9, "c")]

@@ -44,6 +44,7 @@ class KeyDecision:
     score: float | None
     agreement: float
     note: str | None = None
+    short: bool = False  # fewer votes than the quorum: no decision at all
 
 
 def member_value(c: Criterion, v: Verdict) -> Value | None:
@@ -81,9 +82,8 @@ def decide_key(c: Criterion, values: Sequence[Value], policy: Policy, quorum: in
         score = float(math.floor(statistics.median(side))) if c.scale == "score" else None
     agreement = sum(m == met for m in votes) / n
     if n < quorum:
-        return KeyDecision(
-            False, score, agreement, f"too few judges answered ({n}; the quorum is {quorum})"
-        )
+        note = f"too few judges answered ({n}; the quorum is {quorum})"
+        return KeyDecision(False, score, agreement, note, short=True)
     return KeyDecision(met, score, agreement, note)
 
 
@@ -153,7 +153,8 @@ def jury_verdict(
         if cast:
             met[c.key] = d.met
             samples[c.key] = KeySamples(values=tuple(cast.values()), agreement=d.agreement)
-            if c.scale == "score" and d.score is not None:
+            # a key short of its quorum gets no score: a score would decide it met again
+            if c.scale == "score" and d.score is not None and not d.short:
                 scores[c.key] = d.score
         selfs[c.key] = _self_agreement(c.key, answers)
         if d.note is not None:
