@@ -19,7 +19,7 @@ PACKAGES = {"gradeloop": ROOT / "src" / "gradeloop", "gradeloop_checkers": ROOT 
 LAYERS = (
     ("gradeloop.errors", "gradeloop.hookspecs", "gradeloop.telemetry", "gradeloop._redact"),
     ("gradeloop.grading",),
-    ("gradeloop.models",),
+    ("gradeloop.models", "gradeloop.judging"),
     ("gradeloop.bulk",),
     ("gradeloop.loop",),
     ("gradeloop.history",),

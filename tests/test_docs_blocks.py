@@ -142,6 +142,9 @@ def model(body: dict[str, Any]) -> Any:
     """A judge that passes every key it is asked about; a writer of a short draft."""
     if "output_config" in body:
         schema = body["output_config"]["format"]["schema"]
+        preferred = _properties(schema, "preferred")
+        if preferred:  # a pairwise request: neither draft is better
+            return verdict_reply({"reasoning": "ok", "preferred": dict.fromkeys(preferred, "tie")})
         return verdict_reply(
             {
                 "reasoning": "ok",

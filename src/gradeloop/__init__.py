@@ -18,6 +18,7 @@ from gradeloop.errors import (
     ConfigError,
     DraftSizeWarning,
     GradeloopError,
+    GradeloopWarning,
     HistoryError,
     InputError,
     JudgeError,
@@ -41,9 +42,21 @@ from gradeloop.grading._shadow import ShadowResult, ShadowSide
 from gradeloop.grading._verdict import Verdict, accepted, as_feedback
 from gradeloop.history._cache import CacheStats, JudgeCache
 from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
+from gradeloop.judging._bias import (
+    PairItem,
+    PositionBias,
+    PreferenceBatch,
+    acompare_many,
+    compare_many,
+    position_bias,
+)
+from gradeloop.judging._jury import Jury
+from gradeloop.judging._preference import Preference, acompare_drafts, compare_drafts
+from gradeloop.judging._votes import JuryVerdict
 from gradeloop.loop._arun import arun_loop
 from gradeloop.loop._result import Iteration, LoopResult
 from gradeloop.loop._run import Generator, LoopEvent, generator_task, optimize, run_loop
+from gradeloop.loop._select import Selection
 from gradeloop.migration._align import AlignReport, KeyAlignment, align
 from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
@@ -128,6 +141,7 @@ __all__ = [
     "Evaluation",
     "Generator",
     "GradeloopError",
+    "GradeloopWarning",
     "HistoryError",
     "HistoryStore",
     "InputError",
@@ -136,6 +150,8 @@ __all__ = [
     "JudgeCache",
     "JudgeError",
     "JudgeRequiredError",
+    "Jury",
+    "JuryVerdict",
     "KeyAlignment",
     "KeyCalibration",
     "KeyComparison",
@@ -151,13 +167,18 @@ __all__ = [
     "NotAnAnswer",
     "OpenAICompatibleGenerator",
     "OpenAICompatibleJudge",
+    "PairItem",
     "PluginError",
+    "PositionBias",
+    "Preference",
+    "PreferenceBatch",
     "Registry",
     "RegradeReport",
     "Rubric",
     "RubricError",
     "RubricPath",
     "RubricWarning",
+    "Selection",
     "ShadowResult",
     "ShadowSide",
     "StoredDraft",
@@ -168,6 +189,8 @@ __all__ = [
     "Verdict",
     "__version__",
     "accepted",
+    "acompare_drafts",
+    "acompare_many",
     "agrade",
     "agrade_many",
     "align",
@@ -177,6 +200,8 @@ __all__ = [
     "calibrate",
     "checker",
     "compare",
+    "compare_drafts",
+    "compare_many",
     "fingerprint_warnings",
     "first_text",
     "generator_task",
@@ -189,6 +214,7 @@ __all__ = [
     "metered",
     "model_configured",
     "optimize",
+    "position_bias",
     "read_drafts",
     "read_labels",
     "read_user_file",

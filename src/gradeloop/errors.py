@@ -30,6 +30,8 @@ The tree::
     └── HistoryError                    the history store cannot be read or written
         └── LoopNotFoundError (LookupError)
 
+    GradeloopWarning (UserWarning)      something works but deserves a look (the generator
+                                        and the judge share a model family, ...)
     RubricWarning (UserWarning)         a rubric that loads but costs more than it should
                                         (long anchors/examples sent with every judge call)
     DraftSizeWarning (UserWarning)      a draft past the size gradeloop expects
@@ -59,6 +61,7 @@ __all__ = [
     "ConfigError",
     "DraftSizeWarning",
     "GradeloopError",
+    "GradeloopWarning",
     "HistoryError",
     "InputError",
     "JudgeError",
@@ -99,6 +102,14 @@ class RubricError(GradeloopError, ValueError):
             where.append(f"criterion {key!r}")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class GradeloopWarning(UserWarning):
+    """Something that works but deserves a look, such as a judge of the generator's own
+    model family (which tends to prefer its family's drafts).
+
+    Not an error. Silence it with the :mod:`warnings` filters.
+    """
 
 
 class RubricWarning(UserWarning):
@@ -234,15 +245,16 @@ class NotAnAnswer(GradeloopError, RuntimeError):
         super().__init__(message)
 
 
-JudgeFailure = Literal["refusal", "max_tokens", "no_text", "invalid", "api_error"]
+JudgeFailure = Literal["refusal", "max_tokens", "no_text", "invalid", "api_error", "no_quorum"]
 
 
 class JudgeError(GradeloopError):
     """The judge could not produce a usable verdict. A judge error is never a pass.
 
     ``reason`` is one of ``"refusal"``, ``"max_tokens"``, ``"no_text"``,
-    ``"invalid"`` (the reply did not validate against the rubric's schema) or
-    ``"api_error"`` (the API still failed after the client's own retries).
+    ``"invalid"`` (the reply did not validate against the rubric's schema),
+    ``"api_error"`` (the API still failed after the client's own retries) or
+    ``"no_quorum"`` (too few members of a :class:`~gradeloop.Jury` answered).
     ``usage`` holds the tokens the failed attempts cost, when known.
     """
 

@@ -76,6 +76,12 @@ def submit(
     """
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
+    if not isinstance(judge, AnthropicJudge):
+        raise BatchError(
+            f"Message Batches take one AnthropicJudge, not a {type(judge).__name__} (a Jury "
+            "cannot go through batches yet): grade these drafts with grade_many() or "
+            "`gradeloop grade --drafts` without --batch, or submit one job per judge"
+        )
     if judge.samples != 1:
         raise BatchError(
             "Message Batches take one request per draft: use a judge with samples=1 "

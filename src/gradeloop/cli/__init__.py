@@ -34,6 +34,7 @@ from . import (
     _mcp,
     _optimize,
     _plugins,
+    _prefer,
     _regrade,
     _report,
     _view,
@@ -56,6 +57,7 @@ COMMANDS = (
     _regrade,
     _label,
     _align,
+    _prefer,
 )
 
 

@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     )
     judge = None
     if needs_judge(rubric, items):
-        require_model(args, _judge_keys(rubric, items), code_only_hint=False)
-        judge = build_judge(args)
+        require_model(args, _judge_keys(rubric, items), code_only_hint=False, rubric=rubric)
+        judge = build_judge(args, rubric)
     name = args.name or rubric_label(rubric)
     store = None if args.no_history else HistoryStore(args.db)
     try:

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     )
     asked = judge_request(rubric)
     if asked:  # the inputs first (a typo is the likelier fault), then the model, then work
-        require_model(args, [c.key for c in asked], code_only_hint=False)
+        require_model(args, [c.key for c in asked], code_only_hint=False, rubric=rubric)
     store = None if args.no_history and not args.from_history else HistoryStore(args.db)
     try:
         sources: list[tuple[str, dict[str, Any]]] = []
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             assert store is not None
             items = history_drafts(store, args.loops)
             sources = loop_fingerprints(store, args.loops)
-        judge = build_judge(args) if asked else None
+        judge = build_judge(args, rubric) if asked else None
         for warning in compare_warnings(sources, judge, rubric):
             print(f"gradeloop: warning: {warning}", file=sys.stderr)
         graded: list[GradedDraft] = []

@@ -25,7 +25,7 @@ from ._models import (
     add_jobs_option,
     add_model_options,
     build_judge,
-    model_configured,
+    judges_configured,
     require_model,
 )
 from ._record import add_history_options, record_grading
@@ -102,9 +102,9 @@ def run(args: argparse.Namespace) -> int:
     judge = None
     if judge_request(rubric) and not args.code_only:
         if rubric.judge_keys:
-            require_model(args, rubric.judge_keys, code_only_hint=True)
-        if model_configured(args):  # judge shadows alone run only when a model is set
-            judge = build_judge(args)
+            require_model(args, rubric.judge_keys, code_only_hint=True, rubric=rubric)
+        if judges_configured(args, rubric):  # judge shadows alone run only when a model is set
+            judge = build_judge(args, rubric)
     if not draft.strip():
         print("gradeloop: note: the draft is empty; grading it anyway", file=sys.stderr)
     if judge is not None and not task:

@@ -22,7 +22,7 @@ from ..history._grading import GradedDraft
 from ..migration._jsonl import DraftItem, read_drafts
 from ._io import console, read_task
 from ._many_output import print_results
-from ._models import build_judge, model_configured, require_model
+from ._models import build_judge, judges_configured, require_model
 from ._record import record_grading
 
 
@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
     judge = None
     if asked:
         if rubric.judge_keys:
-            require_model(args, rubric.judge_keys, code_only_hint=True)
-        if model_configured(args):
-            judge = build_judge(args)
+            require_model(args, rubric.judge_keys, code_only_hint=True, rubric=rubric)
+        if judges_configured(args, rubric):
+            judge = build_judge(args, rubric)
     if args.batch:
         return _batch(args, rubric, items, judge)
     evaluations = grade_many(

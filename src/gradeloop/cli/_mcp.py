@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
             "the MCP server runs its models on the Anthropic API only for now; "
             "drop --provider openai-compatible (or GRADELOOP_PROVIDER)"
         )
+    if len(getattr(args, "judge_models", None) or ()) > 1:
+        raise InputError("the MCP server takes one --judge-model (a jury is not supported there)")
     if args.max_iterations < 0:
         raise InputError(f"--max-iterations must be 0 (no cap) or more, not {args.max_iterations}")
     if args.stagnation_rounds < 0:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ConfigError, InputError
+from ..grading._judge_specs import JudgeSpec, parse_judge_spec
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> None:
@@ -26,7 +27,32 @@ def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> No
             "--model", help="generator model (default: $GRADELOOP_MODEL or gradeloop's default)"
         )
     group.add_argument(
-        "--judge-model", help="judge model (default: $GRADELOOP_JUDGE_MODEL, then $GRADELOOP_MODEL)"
+        "--judge-model",
+        action=_JudgeModels,
+        metavar="[PROVIDER:]MODEL[@URL]",
+        help="judge model (default: the rubric's judge_models, else $GRADELOOP_JUDGE_MODEL, "
+        "then $GRADELOOP_MODEL); give it several times for a jury across providers, e.g. "
+        "--judge-model anthropic:claude-sonnet-4-5 --judge-model "
+        "openai-compatible:qwen3-32b@http://localhost:8000/v1",
+    )
+    parser.set_defaults(judge_models=None)
+    group.add_argument(
+        "--jury-policy",
+        choices=["majority", "median"],
+        help="with several judges: a key is met by a majority of the judges that answered "
+        "(default), or scored keys take the median score",
+    )
+    group.add_argument(
+        "--jury-on",
+        choices=["all", "doubtful"],
+        help="with several judges: ask every judge (all, default), or the first and then the "
+        "others only about its failed or near-threshold keys (doubtful)",
+    )
+    group.add_argument(
+        "--quorum",
+        type=int,
+        metavar="N",
+        help="with several judges: how many must answer (default: a majority of them)",
     )
     group.add_argument(
         "--base-url",
@@ -62,6 +88,22 @@ def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> No
         metavar="M",
         help="with --resample doubtful: a score within M of its threshold is doubtful (default 1)",
     )
+
+
+class _JudgeModels(argparse.Action):
+    """``--judge-model``, once or several times: every value in ``judge_models``, the
+    first in ``judge_model`` (what a one-judge command reads)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        models = [*(getattr(namespace, "judge_models", None) or []), str(values)]
+        namespace.judge_models = models
+        namespace.judge_model = models[0]
 
 
 PROVIDERS = ("anthropic", "openai-compatible")
@@ -152,11 +194,33 @@ def model_configured(args: argparse.Namespace) -> bool:
     )
 
 
+def judges_configured(args: argparse.Namespace, rubric: Any = None) -> bool:
+    """Whether every judge the options (or the rubric's ``judge_models``) name can be
+    reached: its own base URL, or its provider configured as :func:`model_configured`
+    checks the ``--provider`` (a key, a base URL)."""
+    specs = judge_specs(args, rubric)
+    if not specs:
+        return model_configured(args)
+    return all(spec.base_url or _provider_configured(args, spec.provider) for spec in specs)
+
+
+def _provider_configured(args: argparse.Namespace, name: str | None) -> bool:
+    if name is None or name == provider(args):
+        return model_configured(args)
+    env = ("OPENAI_BASE_URL", "OPENAI_API_KEY") if name == "openai-compatible" else (
+        "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")  # fmt: skip
+    return any(os.environ.get(v) for v in env)
+
+
 def require_model(
-    args: argparse.Namespace, judge_keys: Sequence[str], *, code_only_hint: bool
+    args: argparse.Namespace,
+    judge_keys: Sequence[str],
+    *,
+    code_only_hint: bool,
+    rubric: Any = None,
 ) -> None:
     """Exit-2 error naming the judge keys and the fixes, when no model is configured."""
-    if model_configured(args):
+    if judges_configured(args, rubric):
         return
     keys = ", ".join(judge_keys)
     fixes = "set ANTHROPIC_API_KEY, or pass --base-url for a local server"
@@ -191,38 +255,88 @@ def _sampling(args: argparse.Namespace) -> dict[str, Any]:
     return {"samples": samples, "resample": getattr(args, "resample", "all"), "margin": margin}
 
 
-def build_judge(args: argparse.Namespace) -> Any:
-    """The judge the options describe; an Anthropic judge gets the verdict cache unless
-    ``--no-cache`` (closed by :func:`close_resources` when the command ends)."""
+def build_judge(args: argparse.Namespace, rubric: Any = None) -> Any:
+    """The judge the options describe (several ``--judge-model``, or a rubric's
+    ``judge_models``: a :class:`~gradeloop.Jury`); an Anthropic judge gets the verdict
+    cache unless ``--no-cache`` (closed by :func:`close_resources` when the command ends)."""
+    specs = judge_specs(args, rubric)
+    if len(specs) <= 1:
+        return _one_judge(args, specs[0] if specs else None)
+    from ..judging._jury import Jury
+
+    settings = dict(getattr(rubric, "jury", None) or {})
+    for name, option in (("policy", "jury_policy"), ("on", "jury_on"), ("quorum", "quorum")):
+        if getattr(args, option, None) is not None:
+            settings[name] = getattr(args, option)
+    members = [_one_judge(args, spec) for spec in specs]
+    try:
+        return Jury(members, **settings)
+    except ValueError as exc:
+        raise InputError(f"the jury of {len(members)} judges: {exc}") from None
+
+
+def judge_specs(args: argparse.Namespace, rubric: Any = None) -> list[JudgeSpec]:
+    """The judges named by ``--judge-model`` (else the rubric's ``judge_models``)."""
+    given = list(getattr(args, "judge_models", None) or [])
+    if not given and getattr(args, "judge_model", None):
+        given = [args.judge_model]  # set directly (a resumed graph thread, a test)
+    if not given:
+        given = list(getattr(rubric, "judge_models", ()) or ())
+    try:
+        return [parse_judge_spec(text) for text in given]
+    except ValueError as exc:
+        raise InputError(f"--judge-model: {exc}") from None
+
+
+def _one_judge(args: argparse.Namespace, spec: JudgeSpec | None) -> Any:
     sampling = _sampling(args)
-    if provider(args) == "openai-compatible":
+    chosen = (spec.provider if spec else None) or provider(args)
+    # --base-url belongs to the --provider's judges; a spec may carry its own
+    base_url = spec.base_url if spec and spec.base_url else None
+    if base_url is None and chosen == provider(args):
+        base_url = getattr(args, "base_url", None)
+    model = spec.model if spec else None
+    if chosen == "openai-compatible":
         return _openai().OpenAICompatibleJudge(
-            base_url=getattr(args, "base_url", None),
-            model=args.judge_model,
-            structured=args.structured,
-            **sampling,
+            base_url=base_url, model=model, structured=args.structured, **sampling
         )
-    from ..models._anthropic import AnthropicJudge
+    from ..models._anthropic import AnthropicJudge, make_client
 
-    cache = None
-    if hasattr(args, "no_cache") and not args.no_cache:
-        from ..history._cache import JudgeCache
-
-        cache = JudgeCache(ttl=getattr(args, "cache_ttl", None))
-        args.opened = [*getattr(args, "opened", []), cache]
     return AnthropicJudge(
-        _client(args),
-        model=args.judge_model,
+        make_client(base_url=base_url),
+        model=model,
         structured=args.structured,
-        cache=cache,
+        cache=_cache(args),
         **sampling,
     )
+
+
+def _cache(args: argparse.Namespace) -> Any:
+    """The command's verdict cache (one for every judge it builds), unless --no-cache."""
+    if not hasattr(args, "no_cache") or args.no_cache:
+        return None
+    if getattr(args, "judge_cache", None) is None:
+        from ..history._cache import JudgeCache
+
+        args.judge_cache = JudgeCache(ttl=getattr(args, "cache_ttl", None))
+        args.opened = [*getattr(args, "opened", []), args.judge_cache]
+    return args.judge_cache
 
 
 def close_resources(args: argparse.Namespace) -> None:
     """Close what the command opened for its options (the verdict cache)."""
     for thing in getattr(args, "opened", []):
         thing.close()
+
+
+def same_family_line(generator: Any, judge: Any) -> None:
+    """One stderr line when the generator and the judge share a model family (the loop,
+    run inside :func:`~gradeloop.judging._family.announced`, then does not warn again)."""
+    from ..judging._family import same_family
+
+    text = same_family(generator, judge)
+    if text is not None:
+        print(f"gradeloop: warning: {text}", file=sys.stderr)
 
 
 def build_generator(args: argparse.Namespace) -> Any:

@@ -9,6 +9,7 @@ from ..errors import ConfigError, InputError
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
 from ..history._store import HistoryStore
+from ..judging._family import announced
 from ..loop._result import Iteration, LoopResult
 from ..loop._run import LoopEvent, run_loop
 from ._io import (
@@ -26,6 +27,7 @@ from ._models import (
     build_generator,
     build_judge,
     model_configured,
+    same_family_line,
 )
 from ._optimize_graph import add_graph_options, uses_graph
 from ._optimize_graph import run as run_graph
@@ -59,6 +61,20 @@ def add_parser(sub: Any) -> None:
         dest="return_policy",
         choices=["best", "last"],
         help="which judged draft to return when none passes (default best)",
+    )
+    p.add_argument(
+        "--select",
+        choices=["score", "pairwise"],
+        help="how the returned draft is chosen when none passes: by overall score "
+        "(default), or pairwise: the judge compares the best two in both orders when "
+        "their scores are within --select-margin (2 more judge requests)",
+    )
+    p.add_argument(
+        "--select-margin",
+        type=float,
+        metavar="POINTS",
+        help="with --select pairwise: compare when the best two overall scores are at most "
+        "this far apart (default 1.0, on 0-10)",
     )
     p.add_argument(
         "--single-shot",
@@ -122,11 +138,12 @@ def run(args: argparse.Namespace) -> int:
             "or pass --base-url for a local server"
         )
     generator = build_generator(args)
-    judge = build_judge(args) if judge_request(rubric) else None
+    judge = build_judge(args, rubric) if judge_request(rubric) else None
+    same_family_line(generator, judge)
     store = None if args.no_history else HistoryStore(args.db)
     progress = _Progress(args.max_rounds if not args.single_shot else 1)
     try:
-        with progress:
+        with progress, announced():
             result = run_loop(
                 task,
                 rubric,
@@ -141,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
                 max_cost_usd=args.max_cost,
                 on_iteration=progress.iteration,
                 on_event=progress.event,
+                select=args.select or "score",
+                select_margin=1.0 if args.select_margin is None else args.select_margin,
                 config={
                     "mode": "single-shot" if args.single_shot else "loop",
                     "generator_model": getattr(generator, "model", None),
@@ -183,6 +202,8 @@ def _report(result: LoopResult, args: argparse.Namespace) -> None:
     )
     if result.error:
         err.print(result.error, markup=False)
+    if result.selection is not None:
+        err.print(f"pairwise selection: {result.selection.reason}", markup=False)
 
 
 class _Progress:

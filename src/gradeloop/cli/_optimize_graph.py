@@ -26,9 +26,10 @@ from ..history._closing import Closing
 from ..history._paths import gradeloop_home
 from ..history._scrub import scrub_text
 from ..history._store import HistoryStore
+from ..judging._family import announced
 from ..loop._run import new_id
 from ._io import check_out, console, print_json, read_task, write_out, write_text
-from ._models import build_generator, build_judge, model_configured
+from ._models import build_generator, build_judge, model_configured, same_family_line
 
 CHECKPOINTS = "checkpoints.db"
 
@@ -39,6 +40,8 @@ _LOOP_ONLY = (
     ("token_budget", "--token-budget"),
     ("time_budget", "--time-budget"),
     ("max_cost", "--max-cost"),
+    ("select", "--select"),
+    ("select_margin", "--select-margin"),
 )
 # What a thread keeps from the run that started it.
 _FIXED_BY_THREAD = (
@@ -150,6 +153,7 @@ def _start(args: argparse.Namespace, threads: _Threads) -> _Job:
         "history": not args.no_history,
         "model": args.model,
         "judge_model": args.judge_model,
+        "judge_models": getattr(args, "judge_models", None),
         "base_url": args.base_url,
         "structured": args.structured,
     }
@@ -161,7 +165,7 @@ def _start(args: argparse.Namespace, threads: _Threads) -> _Job:
 def _resume(args: argparse.Namespace, threads: _Threads) -> _Job:
     task, settings = threads.load(args.resume)
     # Model options given now win (a moved server, another key); the rest is the thread's.
-    for name in ("model", "judge_model", "base_url"):
+    for name in ("model", "judge_model", "judge_models", "base_url"):
         if getattr(args, name) is None:
             setattr(args, name, settings.get(name))
     if args.structured == "auto" and settings.get("structured"):
@@ -187,22 +191,24 @@ def _drive(
     err = console(stderr=True)
     try:
         generator = build_generator(args)
-        judge = build_judge(args) if judge_request(job.rubric) else None
-        graph = build_graph(
-            job.rubric,
-            generator=generator,
-            judge=judge,
-            max_rounds=int(job.settings["max_rounds"]),
-            checkpointer=threads.saver,
-            judge_errors=job.settings.get("judge_errors", "revise"),
-            store=store,
-            config={
-                "mode": "graph",
-                "generator_model": getattr(generator, "model", None),
-                "judge_model": getattr(judge, "model", None),
-                "base_url": args.base_url,
-            },
-        )
+        judge = build_judge(args, job.rubric) if judge_request(job.rubric) else None
+        same_family_line(generator, judge)
+        with announced():  # the line above said it: no second warning
+            graph = build_graph(
+                job.rubric,
+                generator=generator,
+                judge=judge,
+                max_rounds=int(job.settings["max_rounds"]),
+                checkpointer=threads.saver,
+                judge_errors=job.settings.get("judge_errors", "revise"),
+                store=store,
+                config={
+                    "mode": "graph",
+                    "generator_model": getattr(generator, "model", None),
+                    "judge_model": getattr(judge, "model", None),
+                    "base_url": args.base_url,
+                },
+            )
         config: Any = {"configurable": {"thread_id": job.thread_id}}
         snapshot = graph.get_state(config)
         finished = bool(snapshot.values) and not snapshot.next

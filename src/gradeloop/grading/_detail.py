@@ -38,6 +38,7 @@ def detail_json(evaluation: Evaluation) -> dict[str, Any]:
                     if c.agreement is not None
                     else {}
                 ),
+                **({"judging": dict(c.judging)} if c.judging else {}),
             }
             for c in evaluation.criteria
         ],

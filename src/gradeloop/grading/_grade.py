@@ -65,6 +65,7 @@ class CriterionResult:
     agreement: float | None = None
     samples: tuple[bool | float, ...] = ()
     error: str | None = None
+    judging: Mapping[str, Any] | None = None  # how the key was judged: a jury's votes, orders
 
     @property
     def name(self) -> str:
@@ -97,6 +98,8 @@ class CriterionResult:
         if self.agreement is not None:
             out["agreement"] = round(self.agreement, 4)
             out["samples"] = list(self.samples)
+        if self.judging:
+            out["judging"] = dict(self.judging)
         return out
 
 
@@ -602,6 +605,7 @@ def _code_result(
         agreement=None,
         samples=(),
         error=error,
+        judging=None,
     )
     return result
 
@@ -611,7 +615,8 @@ def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
     sampled = v.samples.get(c.key) if isinstance(v, SampledVerdict) else None
     if sampled is None:
         return result
-    return replace(result, agreement=sampled.agreement, samples=sampled.values)
+    detail = v.key_detail(c.key) if isinstance(v, SampledVerdict) else None
+    return replace(result, agreement=sampled.agreement, samples=sampled.values, judging=detail)
 
 
 def _judged_result(c: Criterion, v: Verdict) -> CriterionResult:

@@ -24,6 +24,7 @@ from pydantic import (
 from ..errors import CheckerConflictError, RubricError, UnknownCheckerError, UnusableFileError
 from ._files import RUBRIC_LIMIT, read_user_file
 from ._guidance import Example, validate_anchors, validate_guidance, warn_if_long
+from ._judge_specs import check_jury, parse_judge_spec
 from ._plugins import load_rubric_plugins
 from ._registry import Registry, default_registry
 
@@ -167,7 +168,15 @@ class Criterion(BaseModel):
         return f"{self.key}: {self.description}"
 
 
-_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins", "checker_timeout"}
+_TOP_LEVEL = {
+    "criteria",
+    "pass_score",
+    "name",
+    "plugins",
+    "checker_timeout",
+    "judge_models",
+    "jury",
+}
 
 #: Seconds a checker may run on one draft before its key is an error (0: no limit).
 DEFAULT_CHECKER_TIMEOUT = 30.0
@@ -242,6 +251,8 @@ class Rubric(Sequence[Criterion]):
         plugins: Sequence[str] = (),
         checker_timeout: float = DEFAULT_CHECKER_TIMEOUT,
         _lines: Sequence[int | None] = (),
+        judge_models: Sequence[str] = (),
+        jury: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else None
         problem = checker_timeout_problem(checker_timeout)
@@ -250,6 +261,8 @@ class Rubric(Sequence[Criterion]):
         self.checker_timeout = float(checker_timeout)
         self.name = name
         self.plugins = tuple(plugins)  # already loaded (from_dict does it), kept for to_dict
+        # the judges the CLI builds when no --judge-model is given (several: a jury)
+        self.judge_models, self.jury = judging_fields(judge_models, jury, self.path)
         items = list(criteria)
         if not items:
             raise RubricError(
@@ -347,6 +360,8 @@ class Rubric(Sequence[Criterion]):
             plugins=plugins,
             checker_timeout=timeout,
             _lines=_lines,
+            judge_models=data.get("judge_models", ()),
+            jury=data.get("jury"),
         )
 
     @classmethod
@@ -406,6 +421,10 @@ class Rubric(Sequence[Criterion]):
             out["plugins"] = list(self.plugins)
         if self.checker_timeout != DEFAULT_CHECKER_TIMEOUT:
             out["checker_timeout"] = self.checker_timeout
+        if self.judge_models:
+            out["judge_models"] = list(self.judge_models)
+        if self.jury:
+            out["jury"] = dict(self.jury)
         return out
 
     # -- access ---------------------------------------------------------------------
@@ -619,3 +638,22 @@ def _bind_shadow(
     except ValueError as exc:
         raise RubricError(f"shadow_options: {exc}", path=path, key=c.key, line=line) from None
     return c.model_copy(update={"shadow_options": options})
+
+
+def judging_fields(
+    judge_models: Any, jury: Any, path: Path | None
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """A rubric's ``judge_models`` (``[PROVIDER:]MODEL[@URL]`` strings) and ``jury``
+    table, checked; a RubricError naming the field and the fix."""
+    if isinstance(judge_models, str) or not isinstance(judge_models, Sequence):
+        raise RubricError(
+            'judge_models is a list: judge_models = ["anthropic:claude-sonnet-4-5", '
+            '"openai-compatible:qwen3-32b@http://localhost:8000/v1"]',
+            path=path,
+        )
+    try:
+        models = tuple(str(parse_judge_spec(m)) for m in judge_models)
+        table = check_jury(jury) if jury is not None else {}
+    except ValueError as exc:
+        raise RubricError(str(exc), path=path) from None
+    return models, table

@@ -50,10 +50,21 @@ class KeySamples(BaseModel):
 
 
 class SampledVerdict(Verdict):
-    """A :class:`~gradeloop.Verdict` decided on several samples; ``samples`` per judged key."""
+    """A :class:`~gradeloop.Verdict` decided on several samples; ``samples`` per judged key.
+
+    ``orders`` holds, per sample, the keys in the order that sample's prompt showed
+    them (empty when the judge did not record them).
+    """
 
     samples: dict[str, KeySamples] = Field(default_factory=dict)
     requests: int = 1
+    orders: tuple[tuple[str, ...], ...] = ()
+
+    def key_detail(self, key: str) -> dict[str, Any] | None:
+        """How ``key`` was judged beyond its values: its position in each sample's
+        prompt (``{"positions": [0, 2, 1]}``), or None when nothing was recorded."""
+        positions = [order.index(key) for order in self.orders if key in order]
+        return {"positions": positions} if positions else None
 
 
 def decide(c: Criterion, values: Sequence[Value]) -> tuple[Value, bool, float]:
@@ -95,7 +106,11 @@ def doubtful_keys(criteria: Sequence[Criterion], first: Verdict, margin: float) 
 
 
 def combine(
-    criteria: Sequence[Criterion], first: Verdict, extra: Sequence[Verdict], requests: int
+    criteria: Sequence[Criterion],
+    first: Verdict,
+    extra: Sequence[Verdict],
+    requests: int,
+    orders: Sequence[tuple[str, ...]] = (),
 ) -> SampledVerdict:
     """One verdict from the first answer and later ones (which may cover fewer keys).
 
@@ -128,6 +143,7 @@ def combine(
         feedback=_feedback(first, extra),
         samples=samples,
         requests=requests,
+        orders=tuple(orders),
     )
 
 

@@ -36,6 +36,7 @@ from ..errors import ConfigError, InputError, JudgeRequiredError
 from ..grading._grade import Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
+from ..judging._family import warn_same_family
 from ..loop._run import Generator, HistorySink
 from ._nodes import (
     NODE_EVALUATE,
@@ -97,7 +98,8 @@ def build_graph(
     ``config`` adds entries to the settings recorded there. Raises
     :class:`~gradeloop.errors.JudgeRequiredError` when the rubric has judge-filled
     keys and ``judge`` is None, and :class:`~gradeloop.errors.InputError` for bad
-    settings.
+    settings. A generator and judge of the same model family draw a
+    :class:`~gradeloop.errors.GradeloopWarning` (self-preference; docs/judging.md).
     """
     require_langgraph()
     from langgraph.graph import END, START, StateGraph
@@ -107,6 +109,7 @@ def build_graph(
     _check_settings(max_rounds, max_judge_failures, judge_errors)
     if rubric.judge_keys and judge is None:
         raise JudgeRequiredError(list(rubric.judge_keys))
+    warn_same_family(generator, judge)
     nodes = Nodes(
         rubric,
         generator=generator,

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from ..errors import HistoryError
 from ._cost import cost_migration
+from ._preferences import preferences_migration
 from ._rollup import rollup_migration
 from ._tool_outputs import tool_outputs_migration
 
@@ -206,6 +207,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE grading_runs ADD COLUMN regrade_of TEXT",
         "CREATE INDEX grading_runs_by_source ON grading_runs (regrade_of)",
     ),
+    # 9: pairwise comparisons: the loop's select="pairwise" choices, `gradeloop prefer`.
+    preferences_migration(),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

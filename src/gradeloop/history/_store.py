@@ -33,6 +33,7 @@ from ._closing import Closing
 from ._cost import CostRecords
 from ._grading import GradingRecords
 from ._paths import default_history_path
+from ._preferences import PreferenceRecords
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 from ._sql import connect
 from ._stats import is_complete, stability_from_rows, stats_from_totals
@@ -73,7 +74,13 @@ class LoopSummary:
 
 
 class HistoryStore(
-    AgreementRecords, GradingRecords, BatchRecords, ToolOutputs, CostRecords, Closing
+    AgreementRecords,
+    GradingRecords,
+    BatchRecords,
+    ToolOutputs,
+    CostRecords,
+    PreferenceRecords,
+    Closing,
 ):
     """The SQLite history of optimisation loops.
 
@@ -82,7 +89,8 @@ class HistoryStore(
     (:class:`~gradeloop.history._grading.GradingRecords`), Message Batches jobs
     (:class:`~gradeloop.history._batches.BatchRecords`) and the outputs of
     tool-driven loops (:class:`~gradeloop.history._tool_outputs.ToolOutputs`); what
-    loops cost is read through :class:`~gradeloop.history._cost.CostRecords`.
+    loops cost is read through :class:`~gradeloop.history._cost.CostRecords`; pairwise
+    comparisons are :class:`~gradeloop.history._preferences.PreferenceRecords`.
 
     ``path`` defaults to :func:`default_history_path` (under ``$GRADELOOP_HOME``);
     ``":memory:"`` gives a private in-memory store. ``timeout`` is how long, in

@@ -28,11 +28,13 @@ from ._run import (
     OnEvent,
     OnIteration,
     ReturnPolicy,
+    Select,
     _finish,
     _Run,
     _start,
     _steps,
 )
+from ._select import aselect_draft
 from ._similarity import DEFAULT_SIMILARITY
 
 __all__ = ["arun_loop"]
@@ -116,6 +118,8 @@ async def arun_loop(
     config: Mapping[str, Any] | None = None,
     max_cost_usd: float | None = None,
     on_event: OnEvent | None = None,
+    select: Select = "score",
+    select_margin: float = 1.0,
 ) -> LoopResult:
     """Async :func:`~gradeloop.run_loop`: the same parameters, the same decisions and
     the same :class:`~gradeloop.LoopResult`.
@@ -124,4 +128,5 @@ async def arun_loop(
     exist; a generator or judge with only the sync method runs in a worker thread.
     """
     run: _ARun = _start(_ARun, dict(locals()))  # the arguments above, by name
-    return _finish(run, await _adrive(run))
+    reason = await _adrive(run)
+    return _finish(run, reason, await aselect_draft(run, reason))

@@ -121,6 +121,7 @@ class LoopResult:
     total_time_ms: float
     evaluation: Evaluation | None = None
     error: str | None = None
+    selection: Any = None  # a loop._select.Selection when select="pairwise" compared
 
     @property
     def rounds(self) -> int:
@@ -128,8 +129,9 @@ class LoopResult:
 
     @property
     def usage(self) -> Usage:
-        """Every token the loop spent, generator and judge."""
-        return sum((it.usage for it in self.history), Usage())
+        """Every token the loop spent, generator and judge (a pairwise selection too)."""
+        spent = sum((it.usage for it in self.history), Usage())
+        return spent + self.selection.usage if self.selection is not None else spent
 
     @property
     def improvement_trajectory(self) -> list[float]:
@@ -147,4 +149,5 @@ class LoopResult:
             "improvement_trajectory": self.improvement_trajectory,
             "stop_reason": self.stop_reason,
             "passed": self.passed,
+            **({"selection": self.selection.to_json()} if self.selection is not None else {}),
         }

@@ -28,13 +28,16 @@ from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
+from ..judging._family import warn_same_family
 from ..models._fingerprint import run_fingerprint
 from ..models._usage import Meter, Usage, metered
 from ._best import best_of, iteration_rank
 from ._result import Iteration, LoopResult, StopReason
+from ._select import select_draft
 from ._similarity import DEFAULT_SIMILARITY, similar
 
 ReturnPolicy = Literal["best", "last"]
+Select = Literal["score", "pairwise"]
 OnIteration = Callable[[Iteration], None]
 LoopEventKind = Literal["generate_start", "round_start", "evaluate_start", "iteration"]
 
@@ -107,6 +110,23 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
+def record_selection(store: object, loop_id: str, selection: Any) -> None:
+    """Store a pairwise selection, if there was one and the store keeps them."""
+    add = getattr(store, "add_preference", None)
+    if selection is None or add is None:
+        return
+    add(
+        selection.preference.to_json() if selection.preference is not None else None,
+        origin="loop",
+        loop_id=loop_id,
+        a_output_id=selection.a_output_id,
+        b_output_id=selection.b_output_id,
+        chosen_output_id=selection.chosen_output_id,
+        reason=selection.reason,
+        error=selection.error,
+    )
+
+
 def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
     """Store the draft's shadow outcomes, if the store keeps them (a reused verdict's
     outcomes were stored with the draft they came from)."""
@@ -146,6 +166,7 @@ class _Run:
         self.last_valid: Iteration | None = None
         self.judge_failures_in_a_row = 0
         self.error: str | None = None
+        self.selection: Any = None  # a _select.Selection, when select="pairwise" compared
         self.started = time.perf_counter()
 
     # -- the steps ----------------------------------------------------------------
@@ -337,6 +358,8 @@ class _Settings:
         time_budget: float | None,
         max_judge_failures: int,
         max_cost_usd: float | None = None,
+        select: str = "score",
+        select_margin: float = 1.0,
     ) -> None:
         if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
             raise InputError(f"max_rounds must be an integer, not {max_rounds!r}")
@@ -357,6 +380,17 @@ class _Settings:
                 raise InputError(f"{name} must be positive, not {value}")
         if max_judge_failures < 1:
             raise InputError(f"max_judge_failures must be >= 1, not {max_judge_failures}")
+        if select not in ("score", "pairwise"):
+            raise InputError(f"select must be 'score' or 'pairwise', not {select!r}")
+        if select == "pairwise" and return_policy != "best":
+            raise InputError(
+                "select='pairwise' chooses between the best two drafts: it needs "
+                f"return_policy='best', not {return_policy!r}"
+            )
+        if isinstance(select_margin, bool) or not (
+            isinstance(select_margin, int | float) and 0 <= select_margin <= 10
+        ):
+            raise InputError(f"select_margin must be a number from 0 to 10, not {select_margin!r}")
         self.max_rounds = max_rounds
         self.stagnation_rounds = stagnation_rounds
         self.return_policy = return_policy
@@ -366,6 +400,8 @@ class _Settings:
         self.time_budget = time_budget
         self.max_judge_failures = max_judge_failures
         self.max_cost_usd = max_cost_usd
+        self.select = select
+        self.select_margin = float(select_margin)
 
     def to_config(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -392,6 +428,8 @@ def run_loop(
     config: Mapping[str, Any] | None = None,
     max_cost_usd: float | None = None,
     on_event: OnEvent | None = None,
+    select: Select = "score",
+    select_margin: float = 1.0,
 ) -> LoopResult:
     """Draft, judge, revise until a draft is accepted or a stop condition holds.
 
@@ -406,6 +444,15 @@ def run_loop(
     accepted, else the highest-scoring judged draft (ties to the latest); ``"last"``
     the last judged one. The returned ``passed`` is always that draft's own verdict.
 
+    ``select="pairwise"`` (with ``return_policy="best"``): when no draft passed and
+    the best two distinct drafts' overall scores are within ``select_margin``, the
+    judge compares them in both orders (:func:`~gradeloop.compare_drafts`: two
+    ``prefer`` requests after the last round, none otherwise) and the winner is
+    returned; a tie keeps the earlier draft, a failed comparison the score's choice
+    (``LoopResult.selection`` says what happened). The judge needs ``prefer``.
+    A generator and judge of the same model family draw a
+    :class:`~gradeloop.errors.GradeloopWarning`.
+
     With ``store`` (a :class:`~gradeloop.HistoryStore`), each iteration is
     committed as it completes. ``on_iteration`` gets each iteration once it is
     recorded; ``on_event`` gets a :class:`LoopEvent` before each draft and each
@@ -413,7 +460,8 @@ def run_loop(
     propagates.
     """
     run = _start(_Run, dict(locals()))  # the arguments above, by name
-    return _finish(run, _drive(run))
+    reason = _drive(run)
+    return _finish(run, reason, select_draft(run, reason))
 
 
 def _start(kind: type[_Run], args: Mapping[str, Any]) -> Any:
@@ -431,7 +479,17 @@ def _start(kind: type[_Run], args: Mapping[str, Any]) -> Any:
         time_budget=args["time_budget"],
         max_judge_failures=args["max_judge_failures"],
         max_cost_usd=args["max_cost_usd"],
+        select=args.get("select", "score"),
+        select_margin=args.get("select_margin", 1.0),
     )
+    if settings.select == "pairwise" and rubric.judge_keys:
+        judge = args["judge"]
+        if judge is not None and not callable(getattr(judge, "prefer", None)):
+            raise InputError(
+                f"select='pairwise' needs a judge with prefer(); {type(judge).__name__} has "
+                "none (AnthropicJudge, OpenAICompatibleJudge and Jury have it)"
+            )
+    warn_same_family(args["generator"], args["judge"])
     store = args["store"]
     run = kind(
         args["task"],
@@ -515,11 +573,12 @@ def _drive(run: _Run) -> StopReason:
             error = exc
 
 
-def _finish(run: _Run, reason: StopReason) -> LoopResult:
-    chosen = run.choose()
+def _finish(run: _Run, reason: StopReason, chosen: Iteration | None = None) -> LoopResult:
+    chosen = chosen if chosen is not None else run.choose()
     passed = bool(chosen.evaluation is not None and chosen.evaluation.accepted)
     total_ms = run.elapsed_s * 1000
     if run.store is not None:
+        record_selection(run.store, run.loop_id, run.selection)
         run.store.finish_loop(
             run.loop_id,
             final_output_id=chosen.output_id,
@@ -538,6 +597,7 @@ def _finish(run: _Run, reason: StopReason) -> LoopResult:
         total_time_ms=total_ms,
         evaluation=chosen.evaluation,
         error=run.error,
+        selection=run.selection,
     )
 
 

@@ -19,8 +19,9 @@ from typing import Any
 from ..errors import InputError
 from ..grading._files import read_utf8
 from ..grading._rubric import Rubric
+from ..judging._bias import PairItem
 
-__all__ = ["DraftItem", "LabelledItem", "digest", "read_drafts", "read_labels"]
+__all__ = ["DraftItem", "LabelledItem", "digest", "read_drafts", "read_labels", "read_pairs"]
 
 _DRAFT_FIELDS = ("id", "task", "draft", "reference", "metadata")
 _LABEL_FIELDS = ("id", "task", "draft", "labels", "reference", "metadata")
@@ -68,6 +69,31 @@ def read_drafts(path: str | Path, *, default_task: str | None = None) -> list[Dr
         items.append(DraftItem(ident, task, draft, where, reference, metadata))
     if not items:
         raise InputError(f"{path}: no drafts in the file; one JSON object per line")
+    return items
+
+
+_PAIR_FIELDS = ("id", "task", "a", "b")
+
+
+def read_pairs(path: str | Path, *, default_task: str | None = None) -> list[PairItem]:
+    """``{"a", "b"}`` objects (``"task"`` and ``"id"`` optional; ``task`` may come from
+    ``default_task``): the pairs ``gradeloop prefer --pairs`` compares."""
+    items: list[PairItem] = []
+    seen: dict[str, str] = {}
+    for line, obj, where in _objects(path, "pairs"):
+        _known(obj, _PAIR_FIELDS, where)
+        for name in ("a", "b"):
+            if name not in obj:
+                raise InputError(f"{where}: missing field {name!r} (a draft's text)")
+            if not isinstance(obj[name], str):
+                raise InputError(f"{where}: {name!r} must be a string, not {_kind(obj[name])}")
+        task = obj.get("task", default_task)
+        if task is not None and not isinstance(task, str):
+            raise InputError(f"{where}: 'task' must be a string, not {_kind(task)}")
+        ident = _id(obj, path, line, where, seen)
+        items.append(PairItem(obj["a"], obj["b"], task, ident))
+    if not items:
+        raise InputError(f"{path}: no pairs in the file; one JSON object per line")
     return items
 
 

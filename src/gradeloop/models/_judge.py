@@ -13,7 +13,7 @@ import contextvars
 import time
 from collections.abc import Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Literal, Protocol
 
 from ..errors import JudgeError, NotAnAnswer
@@ -21,14 +21,24 @@ from ..grading._rubric import Criterion
 from ..grading._samples import SampledVerdict, combine, doubtful_keys
 from ..grading._verdict import Verdict
 from ..grading._workers import in_thread
+from ..judging._choices import Choices
+from ..judging._orders import sample_order
 from ._aclient import AsyncTwin
 from ._client import describe_api_error, judge_model, make_client
 from ._digest import request_digest
 from ._pacing import paced
-from ._prompts import judge_system, judge_user, repair_request
+from ._prefer import aprefer as _aprefer
+from ._prefer import prefer as _prefer
+from ._prompts import judge_system, judge_user
 from ._raw import apost_message, post_message, raw_client
 from ._reply import FINISHED, UNREADABLE, first_text, unreadable
-from ._usage import CallKind, CallRecord, Metered, Usage
+from ._steps import _annotate as _annotate
+from ._steps import _Answer as _Answer
+from ._steps import _judged as _judged
+from ._steps import _Step as _Step
+from ._steps import _Trace as _Trace
+from ._steps import repair_step
+from ._usage import CallKind, Metered
 from ._wire import WireError, WireSpec, looks_like_json, wire_spec
 
 __all__ = ["AnthropicJudge", "ReplyCache", "Resample", "SampledVerdict", "Structured"]
@@ -47,42 +57,6 @@ class ReplyCache(Protocol):
     def put(self, key: str, text: str, *, model: str) -> None: ...
 
     def discard(self, key: str) -> None: ...
-
-
-@dataclass
-class _Answer:
-    """One reply, with its text (or the client's own parsed value) and start time."""
-
-    reply: Any
-    text: str | None
-    parsed: Any
-    started: float
-    key: str | None = None  # the cache key of the request, when a cache is in use
-    cached: bool = False
-    batch: bool = False  # a Message Batches result: priced at the batch discount
-
-
-@dataclass(frozen=True)
-class _Step:
-    """One request the flow asks for: what for, the prompt, and how to read the reply."""
-
-    kind: CallKind
-    system: str
-    messages: list[dict[str, str]]
-    output_config: dict[str, Any] | None
-    spec: WireSpec
-    sample: int = 0  # which sample of the same request (0: the plain one); keys the cache
-
-
-@dataclass
-class _Trace:
-    """The calls of one evaluation (so a failure reports its own, not a neighbour's)."""
-
-    records: list[CallRecord] = field(default_factory=list)
-
-    @property
-    def usage(self) -> Usage:
-        return sum((r.usage for r in self.records), Usage())
 
 
 _Flow = Generator[_Step, _Answer, Verdict]
@@ -129,7 +103,16 @@ class AnthropicJudge(Metered):
     whose ``samples`` hold each key's raw answers and their agreement.
     ``resample="doubtful"`` asks once, then ``k - 1`` more times only about the keys
     that failed or scored within ``margin`` of their threshold, with a schema built
-    for those keys alone. Each sample has its own cache key.
+    for those keys alone. Each sample has its own cache key. With ``shuffle`` (the
+    default), sample 0 shows the criteria in the rubric's order and every later sample
+    a shuffle seeded by ``seed`` (:func:`~gradeloop.judging._orders.sample_order`), so
+    order effects average out; the orders are recorded on the verdict (``orders``).
+    Each order's system prompt is byte-identical from draft to draft, so it is cached
+    once per order (``k`` prefixes instead of one: see docs/judging.md).
+
+    :meth:`prefer` (and :meth:`aprefer`) answer which of two drafts better meets each
+    judge key, ``"first"``, ``"second"`` or ``"tie"``, with the same modes, cache and
+    strictness (:mod:`._prefer`); :func:`gradeloop.compare_drafts` asks in both orders.
     """
 
     def __init__(
@@ -147,6 +130,8 @@ class AnthropicJudge(Metered):
         samples: int = 1,
         resample: Resample = "all",
         margin: float = 1,
+        shuffle: bool = True,
+        seed: int = 0,
     ) -> None:
         super().__init__()
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -156,6 +141,8 @@ class AnthropicJudge(Metered):
         if not margin >= 0:
             raise ValueError(f"margin must be a number >= 0, not {margin!r}")
         self.samples = samples
+        self.shuffle = shuffle
+        self.seed = seed
         self.resample: Resample = resample
         self.margin = float(margin)
         if cache_ttl not in _TTLS:
@@ -186,10 +173,21 @@ class AnthropicJudge(Metered):
         """How the next request is made; ``"auto"`` starts native and may switch once."""
         return "json" if self._json_mode else "native"
 
-    def system_prompt(self, criteria: Sequence[Criterion]) -> str:
-        """The system text the next evaluation of ``criteria`` would send."""
-        spec = wire_spec(_judged(criteria), feedback=self.feedback)
+    def system_prompt(self, criteria: Sequence[Criterion], sample: int = 0) -> str:
+        """The system text the next evaluation of ``criteria`` would send (as sample
+        ``sample``, whose criteria order may be shuffled)."""
+        spec = wire_spec(self.order(_judged(criteria), sample), feedback=self.feedback)
         return judge_system(spec.criteria, spec.schema_text() if self._json_mode else None)
+
+    def order(self, criteria: Sequence[Criterion], sample: int) -> tuple[Criterion, ...]:
+        """``criteria`` in the order sample ``sample`` shows them (the given order when
+        ``shuffle`` is off, and always for sample 0)."""
+        return sample_order(criteria, sample, seed=self.seed) if self.shuffle else tuple(criteria)
+
+    def _jobs(
+        self, criteria: Sequence[Criterion], samples: range
+    ) -> list[tuple[Sequence[Criterion], int]]:
+        return [(self.order(criteria, i), i) for i in samples]
 
     def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         """Judge ``draft`` against the judge-filled keys of ``criteria``.
@@ -204,14 +202,20 @@ class AnthropicJudge(Metered):
             return self._evaluate_once(task, draft, criteria, 0)
         judged = _judged(criteria)
         if self.resample == "all":
-            verdicts = self._parallel(task, draft, [(judged, i) for i in range(self.samples)])
-            return combine(judged, verdicts[0], verdicts[1:], requests=self.samples)
+            jobs = self._jobs(judged, range(self.samples))
+            verdicts = self._parallel(task, draft, jobs)
+            return combine(
+                judged, verdicts[0], verdicts[1:], requests=self.samples, orders=_orders(jobs)
+            )
         first = self._evaluate_once(task, draft, judged, 0)
         subset = _doubtful(judged, first, self.margin)
         if not subset:
-            return combine(judged, first, [], requests=1)
-        extra = self._parallel(task, draft, [(subset, i) for i in range(1, self.samples)])
-        return combine(judged, first, extra, requests=self.samples)
+            return combine(judged, first, [], requests=1, orders=_orders([(judged, 0)]))
+        jobs = self._jobs(subset, range(1, self.samples))
+        extra = self._parallel(task, draft, jobs)
+        return combine(
+            judged, first, extra, requests=self.samples, orders=_orders([(judged, 0), *jobs])
+        )
 
     def _parallel(
         self, task: str, draft: str, jobs: list[tuple[Sequence[Criterion], int]]
@@ -247,18 +251,22 @@ class AnthropicJudge(Metered):
             return await self._aevaluate_once(task, draft, criteria, 0)
         judged = _judged(criteria)
         if self.resample == "all":
+            jobs = self._jobs(judged, range(self.samples))
             verdicts = await asyncio.gather(
-                *(self._aevaluate_once(task, draft, judged, i) for i in range(self.samples))
+                *(self._aevaluate_once(task, draft, c, i) for c, i in jobs)
             )
-            return combine(judged, verdicts[0], verdicts[1:], requests=self.samples)
+            return combine(
+                judged, verdicts[0], verdicts[1:], requests=self.samples, orders=_orders(jobs)
+            )
         first = await self._aevaluate_once(task, draft, judged, 0)
         subset = _doubtful(judged, first, self.margin)
         if not subset:
-            return combine(judged, first, [], requests=1)
-        extra = await asyncio.gather(
-            *(self._aevaluate_once(task, draft, subset, i) for i in range(1, self.samples))
+            return combine(judged, first, [], requests=1, orders=_orders([(judged, 0)]))
+        jobs = self._jobs(subset, range(1, self.samples))
+        extra = await asyncio.gather(*(self._aevaluate_once(task, draft, c, i) for c, i in jobs))
+        return combine(
+            judged, first, extra, requests=self.samples, orders=_orders([(judged, 0), *jobs])
         )
-        return combine(judged, first, extra, requests=self.samples)
 
     async def _aevaluate_once(
         self, task: str, draft: str, criteria: Sequence[Criterion], sample: int
@@ -275,6 +283,22 @@ class AnthropicJudge(Metered):
         except JudgeError as exc:
             _annotate(exc, trace)
             raise
+
+    def prefer(self, task: str, first: str, second: str, criteria: Sequence[Criterion]) -> Choices:
+        """Which draft better meets each judge-filled key of ``criteria``: ``{key:
+        "first" | "second" | "tie"}`` (with ``.reasoning``), one request in this order.
+
+        :func:`gradeloop.compare_drafts` asks twice, the drafts swapped, and counts a
+        key whose answers disagree as a tie. An invalid reply gets one repair request;
+        failures raise :class:`~gradeloop.errors.JudgeError`, as :meth:`evaluate` does.
+        """
+        return _prefer(self, task, first, second, criteria)
+
+    async def aprefer(
+        self, task: str, first: str, second: str, criteria: Sequence[Criterion]
+    ) -> Choices:
+        """:meth:`prefer`, awaiting the request instead of blocking on it."""
+        return await _aprefer(self, task, first, second, criteria)
 
     async def aclose(self) -> None:
         """Close the async client built for the running event loop (if one was)."""
@@ -341,14 +365,7 @@ class AnthropicJudge(Metered):
     ) -> _Flow:
         """The one repair request after an invalid reply (with the schema again when
         ``native``); a repair that is invalid too is a JudgeError."""
-        bad = answer.text if answer.text is not None else _shown(answer.parsed)
-        messages = [
-            user,
-            {"role": "assistant", "content": bad},
-            {"role": "user", "content": repair_request(str(first_error))},
-        ]
-        config = spec.output_config() if native else None
-        repaired = yield _Step("repair", system, messages, config, spec)
+        repaired = yield repair_step(spec, system, user, answer, first_error, native=native)
         try:
             verdict = _read(spec, repaired)
         except WireError as err:
@@ -500,16 +517,8 @@ class AnthropicJudge(Metered):
                 self.cache.put(answer.key, text, model=self.model)
 
 
-def _annotate(exc: JudgeError, trace: _Trace) -> None:
-    exc.attempts = len(trace.records)
-    exc.usage = trace.usage
-
-
-def _judged(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
-    judged = tuple(c for c in criteria if c.source == "judge")
-    if not judged:
-        raise ValueError("no judge-filled criteria to evaluate; every key given has a checker")
-    return judged
+def _orders(jobs: Sequence[tuple[Sequence[Criterion], int]]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(c.key for c in criteria) for criteria, _ in jobs)
 
 
 def _doubtful(judged: Sequence[Criterion], first: Verdict, margin: float) -> list[Criterion]:
@@ -521,16 +530,6 @@ def _read(spec: WireSpec, answer: _Answer) -> Verdict:
     if answer.text is None:
         return spec.parse_object(answer.parsed)
     return spec.parse_text(answer.text)
-
-
-def _shown(parsed: Any, limit: int = 4000) -> str:
-    """A client's parsed value as text for the repair request (bounded, never raising:
-    a hostile value may be nested too deeply, or hold an integer too long, to print)."""
-    try:
-        text = repr(parsed)
-    except (ValueError, RecursionError):
-        return "(a value that cannot be shown)"
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _reply_text(reply: Any) -> str | None:

@@ -104,9 +104,15 @@ def _quote(text: str) -> str:
     return quoted.replace("</", "<\\/")
 
 
-def judge_system(criteria: Sequence[Criterion], schema_json: str | None = None) -> str:
-    """The judge's system text; with ``schema_json``, the JSON-mode variant."""
-    parts = [JUDGE_INSTRUCTIONS]
+def judge_system(
+    criteria: Sequence[Criterion],
+    schema_json: str | None = None,
+    *,
+    instructions: str = JUDGE_INSTRUCTIONS,
+) -> str:
+    """The judge's system text; with ``schema_json``, the JSON-mode variant
+    (``instructions``: another task's, such as a pairwise comparison's)."""
+    parts = [instructions]
     if any(c.anchors or c.examples for c in criteria):
         parts.append(GUIDANCE_NOTE)
     parts.append(criteria_block(criteria))

@@ -26,7 +26,7 @@ from ._prices import cost_usd
 
 __all__ = ["CallKind", "CallRecord", "Meter", "Metered", "Usage", "metered", "record_call"]
 
-CallKind = Literal["generate", "evaluate", "repair"]
+CallKind = Literal["generate", "evaluate", "repair", "prefer"]
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,9 @@ def _count(raw: Any, name: str) -> int:
 class CallRecord:
     """One request to the model: what it was for, what it cost, how it ended.
 
-    ``kind`` is ``"generate"``, ``"evaluate"`` or ``"repair"`` (the judge's one
-    retry after an invalid JSON reply). ``ok`` is False when the call raised or
+    ``kind`` is ``"generate"``, ``"evaluate"``, ``"prefer"`` (one order of a
+    pairwise comparison) or ``"repair"`` (the judge's one retry after an invalid
+    JSON reply). ``ok`` is False when the call raised or
     its reply was unusable; ``error`` then says why. ``cached`` is True when no
     request was sent because the verdict cache held the reply (no tokens spent);
     ``batch`` when the reply came from a Message Batch (priced at its discount).

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from ..errors import HistoryError, InputError, LoopNotFoundError
 from ..history._closing import Closing
 from ..history._paths import default_history_path
+from ..history._preferences import preference_row
 from ..history._view import judged_score, unpack_usage
 
 __all__ = ["Filters", "LoopRow", "ReadOnlyHistory", "RunRow", "rubric_label"]
@@ -200,7 +201,19 @@ class ReadOnlyHistory(Closing):
             "total_time_ms": loop["total_time_ms"],
             "iterations": records,
             "trajectory": [judged_score(r) for r in records],
+            "preferences": self._preferences(loop_id),
         }
+
+    def _preferences(self, loop_id: str) -> list[dict[str, Any]]:
+        """The loop's pairwise comparisons (none in a file older than the table)."""
+        if "preferences" not in self._tables:
+            return []
+        rows = self._rows(
+            "SELECT preference_id, created_at, origin, loop_id, a_ref, b_ref, chosen_ref, winner,"
+            " reason, error, detail_json FROM preferences WHERE loop_id = ? ORDER BY created_at",
+            (loop_id,),
+        )
+        return [preference_row(tuple(r)) for r in rows]
 
     # -- grading runs ---------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from ._cells import (
     shadow_table,
 )
 from ._html import Safe, el, join, when
+from ._judging import jury_rows, jury_table
 
 __all__ = ["run_section"]
 
@@ -40,6 +41,11 @@ def _matrix(drafts: Sequence[Mapping[str, Any]], keys: Sequence[RubricKey]) -> S
             cells = join([join(matrix_cell(k, res.get(k.key)) for k in keys), overall])
         rows.append(el("tr", el("th", d.get("item_id")), cells, data_item=d.get("item_id")))
     return el("table", head, join(rows), class_="matrix drafts")
+
+
+def _jury(drafts: Sequence[Mapping[str, Any]]) -> list[Safe]:
+    rows = [row for d in drafts for row in jury_rows(str(d.get("item_id")), d)]
+    return [el("h3", "jury votes"), jury_table(rows)] if rows else []
 
 
 def run_section(data: Mapping[str, Any], *, heading: str = "h2") -> Safe:
@@ -85,6 +91,7 @@ def run_section(data: Mapping[str, Any], *, heading: str = "h2") -> Safe:
         _matrix(drafts, keys),
         el("h3", "shadow disagreements"),
         shadow_table(shadows),
+        *_jury(drafts),
         el("h3", "drafts"),
         join(details),
     ]

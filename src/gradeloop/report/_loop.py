@@ -19,6 +19,7 @@ from ._cells import (
 )
 from ._diff import diff_html
 from ._html import Safe, el, join, when
+from ._judging import jury_rows, jury_table, pairwise_table
 from ._plot import Series, trajectory_svg
 
 __all__ = ["loop_section", "loop_status", "plot_for"]
@@ -124,6 +125,17 @@ def _round(
     return el("details", el("summary", label), join(parts), class_="round", open=True)
 
 
+def _judging(records: Sequence[Mapping[str, Any]], preferences: Sequence[Any]) -> list[Safe]:
+    """The jury's votes and the pairwise selection, when the loop had them."""
+    rows = [row for r in records for row in jury_rows(f"round {r.get('iteration')}", r)]
+    out = []
+    if rows:
+        out += [el("h3", "jury votes"), jury_table(rows)]
+    if preferences:
+        out += [el("h3", "pairwise selection"), pairwise_table(preferences)]
+    return out
+
+
 def loop_section(data: Mapping[str, Any], *, heading: str = "h2") -> Safe:
     """The whole section of one loop (``data`` from ``ReadOnlyHistory.loop``)."""
     keys = rubric_keys(data["rubric"])
@@ -153,6 +165,7 @@ def loop_section(data: Mapping[str, Any], *, heading: str = "h2") -> Safe:
         _matrix(records, keys),
         el("h3", "shadow disagreements"),
         shadow_table(shadows),
+        *_judging(records, data.get("preferences") or []),
         el("h3", "rounds"),
         join(rounds),
     ]

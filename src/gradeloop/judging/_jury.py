@@ -1,0 +1,336 @@
+"""Jury: several judges, ideally of different model families, deciding each key together.
+
+One judge's verdict carries its noise and its family's biases (self-preference above
+all; docs/judging.md). A jury asks each member, lets the members that answered vote
+per key (:mod:`._votes`), and fails closed on a tie or too few answers, saying why.
+A member that raises (an API error, a refusal, an invalid reply) abstains and is
+named; a jury below its quorum is a :class:`~gradeloop.errors.JudgeError` with every
+member's failure.
+
+It is itself a judge (``evaluate`` / ``aevaluate`` / ``prefer`` / ``aprefer``), so it
+goes wherever a judge goes: :func:`~gradeloop.grade`, :func:`~gradeloop.grade_many`,
+the loop, :func:`~gradeloop.compare_drafts`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import copy
+import functools
+import inspect
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, TypeVar
+
+from ..errors import JudgeError
+from ..grading._agrade import evaluate_async
+from ..grading._grade import call_judge
+from ..grading._rubric import Criterion
+from ..grading._samples import doubtful_keys
+from ..grading._verdict import Verdict
+from ._choices import CHOICES, Choice, Choices
+from ._preference import _aask, _ask
+from ._votes import JuryVerdict, Policy, jury_verdict
+
+__all__ = ["Jury", "On"]
+
+On = Literal["all", "doubtful"]
+T = TypeVar("T")
+
+
+class Jury:
+    """A judge made of judges: each key is decided by the members' votes.
+
+    ``policy="majority"`` (default): a key is met when more than half of the members
+    that answered say met (a scored key: its score reaches the threshold); a tie is
+    not met. ``policy="median"``: scored keys take the median score, rounded down.
+    ``quorum`` (default: a majority of all members) is how many must answer: fewer,
+    and the key fails closed with the reason (or, when fewer members answered at all,
+    the evaluation raises :class:`~gradeloop.errors.JudgeError` naming each one's
+    failure). A member that raises abstains.
+
+    ``on="all"`` asks every member about every key (one request per member, sent at
+    once). ``on="doubtful"`` asks the first member, then the others only about the
+    keys it failed or scored within ``margin`` of the threshold (so a clear pass costs
+    one request); if the first member fails, every member is asked.
+
+    The verdict is a :class:`~gradeloop.judging._votes.JuryVerdict`: per key the votes
+    by member, the inter-judge agreement (``CriterionResult.agreement``), members'
+    self-agreement when they sample, and who abstained. ``names`` labels the members
+    (default: each one's ``name``, else its ``model``, else its class).
+
+    >>> jury = Jury([AnthropicJudge(model="claude-sonnet-4-5"),            # doctest: +SKIP
+    ...              OpenAICompatibleJudge(base_url=URL, model="qwen3-32b")])
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[Any],
+        *,
+        policy: Policy = "majority",
+        on: On = "all",
+        quorum: int | None = None,
+        margin: float = 1.0,
+        names: Sequence[str] | None = None,
+    ) -> None:
+        members = list(judges)
+        if not members:
+            raise ValueError("a Jury needs at least one judge")
+        for j in members:
+            if not any(callable(getattr(j, m, None)) for m in ("evaluate", "prefer")):
+                raise TypeError(
+                    f"{type(j).__name__} is not a judge: it has neither evaluate() nor prefer()"
+                )
+        if policy not in ("majority", "median"):
+            raise ValueError(f"policy must be 'majority' or 'median', not {policy!r}")
+        if on not in ("all", "doubtful"):
+            raise ValueError(f"on must be 'all' or 'doubtful', not {on!r}")
+        n = len(members)
+        if quorum is None:
+            quorum = n // 2 + 1
+        if isinstance(quorum, bool) or not isinstance(quorum, int) or not 1 <= quorum <= n:
+            raise ValueError(
+                f"quorum must be an integer from 1 to {n} (the judges), not {quorum!r}"
+            )
+        if not margin >= 0:
+            raise ValueError(f"margin must be a number >= 0, not {margin!r}")
+        self.judges = tuple(members)
+        self.policy: Policy = policy
+        self.on: On = on
+        self.quorum = quorum
+        self.margin = float(margin)
+        self.names = _names(members, names)
+
+    def __repr__(self) -> str:
+        return (
+            f"Jury({list(self.names)!r}, policy={self.policy!r}, on={self.on!r}, "
+            f"quorum={self.quorum})"
+        )
+
+    @property
+    def model(self) -> str:
+        """The members' names, for the records that name a judge's model."""
+        return "jury(" + ", ".join(self.names) + ")"
+
+    @property
+    def models(self) -> tuple[str | None, ...]:
+        """Each member's ``model`` (None for a member without one)."""
+        return tuple(getattr(j, "model", None) for j in self.judges)
+
+    @property
+    def cache(self) -> Any:
+        """The verdict cache the members share (None when none was given)."""
+        return getattr(self, "_cache", None)
+
+    @cache.setter
+    def cache(self, cache: Any) -> None:
+        # each member that takes a cache gets a copy of itself with this one, so a jury
+        # copied to hold a run's cache (grade_many's cache=) leaves the caller's alone
+        members = []
+        for j in self.judges:
+            if hasattr(j, "cache"):
+                j = copy.copy(j)
+                j.cache = cache
+            members.append(j)
+        self.judges = tuple(members)
+        self._cache = cache
+
+    @property
+    def calls(self) -> list[Any]:
+        """Every member's call records, member after member."""
+        return [c for j in self.judges for c in getattr(j, "calls", ())]
+
+    # -- evaluate -----------------------------------------------------------------------
+
+    def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+        """Each member's verdict on the judge-filled keys of ``criteria``, decided per key."""
+        judged = _judged(criteria)
+        if self.on == "doubtful":
+            first, failed = _outcome(lambda: call_judge(self.judges[0], task, draft, judged))
+            if first is not None:
+                return self._after_first(task, draft, judged, first)
+            return self._decide(judged, self._ask_all(task, draft, judged, {0: failed}))
+        return self._decide(judged, self._ask_all(task, draft, judged, {}))
+
+    def _ask_all(
+        self, task: str, draft: str, judged: Sequence[Criterion], known: dict[int, Any]
+    ) -> list[Any]:
+        todo = [i for i in range(len(self.judges)) if i not in known]
+        found = _parallel(
+            [functools.partial(call_judge, self.judges[i], task, draft, judged) for i in todo]
+        )
+        out = dict(known)
+        out.update(zip(todo, found, strict=True))
+        return [out[i] for i in range(len(self.judges))]
+
+    def _after_first(
+        self, task: str, draft: str, judged: Sequence[Criterion], first: Verdict
+    ) -> Verdict:
+        keys = set(doubtful_keys(judged, first, self.margin))
+        subset = [c for c in judged if c.key in keys]
+        rest: list[Any] = []
+        if subset:
+            rest = _parallel(
+                [functools.partial(call_judge, j, task, draft, subset) for j in self.judges[1:]]
+            )
+        return self._decide(judged, [first, *rest], exempt=frozenset(c.key for c in judged) - keys)
+
+    async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+        """:meth:`evaluate`, the members asked at once (``aevaluate`` where they have it)."""
+        judged = _judged(criteria)
+        if self.on == "doubtful":
+            first, failed = await _aoutcome(evaluate_async(self.judges[0], task, draft, judged))
+            if first is None:
+                rest = await self._agather(self.judges[1:], task, draft, judged)
+                return self._decide(judged, [failed, *rest])
+            keys = set(doubtful_keys(judged, first, self.margin))
+            subset = [c for c in judged if c.key in keys]
+            rest = await self._agather(self.judges[1:], task, draft, subset) if subset else []
+            exempt = frozenset(c.key for c in judged) - keys
+            return self._decide(judged, [first, *rest], exempt=exempt)
+        return self._decide(judged, await self._agather(self.judges, task, draft, judged))
+
+    async def _agather(
+        self, judges: Sequence[Any], task: str, draft: str, criteria: Sequence[Criterion]
+    ) -> list[Any]:
+        found = await asyncio.gather(
+            *(_aoutcome(evaluate_async(j, task, draft, criteria)) for j in judges)
+        )
+        return [v if v is not None else err for v, err in found]
+
+    def _decide(
+        self,
+        judged: Sequence[Criterion],
+        outcomes: Sequence[Any],
+        exempt: frozenset[str] = frozenset(),
+    ) -> JuryVerdict:
+        """The verdict from each member's outcome (a Verdict, or the JudgeError it raised)."""
+        answers: dict[str, Verdict] = {}
+        abstained: dict[str, str] = {}
+        for name, outcome in zip(self.names, outcomes, strict=False):
+            if isinstance(outcome, Verdict):
+                answers[name] = outcome
+            else:
+                abstained[name] = f"{getattr(outcome, 'reason', 'error')}: {outcome}"
+        if not answers or (not exempt and len(answers) < self.quorum):
+            raise _no_quorum(len(answers), len(self.judges), self.quorum, abstained)
+        return jury_verdict(
+            judged,
+            answers,
+            abstained,
+            policy=self.policy,
+            on=self.on,
+            quorum=self.quorum,
+            quorum_exempt=exempt,
+        )
+
+    # -- prefer -------------------------------------------------------------------------
+
+    def prefer(self, task: str, first: str, second: str, criteria: Sequence[Criterion]) -> Choices:
+        """Each member's pairwise answer, decided per key by majority (anything short
+        of a majority of the members that answered is a tie)."""
+        judged = _judged(criteria)
+        found = _parallel(
+            [functools.partial(_ask, j, task, first, second, judged) for j in self.judges]
+        )
+        return self._vote(judged, found)
+
+    async def aprefer(
+        self, task: str, first: str, second: str, criteria: Sequence[Criterion]
+    ) -> Choices:
+        """:meth:`prefer`, the members asked at once."""
+        judged = _judged(criteria)
+        found = await asyncio.gather(
+            *(_aoutcome(_aask(j, task, first, second, judged)) for j in self.judges)
+        )
+        return self._vote(judged, [v if v is not None else err for v, err in found])
+
+    def _vote(self, judged: Sequence[Criterion], outcomes: Sequence[Any]) -> Choices:
+        answers = {
+            n: o for n, o in zip(self.names, outcomes, strict=True) if isinstance(o, Choices)
+        }
+        abstained = {
+            n: f"{getattr(o, 'reason', 'error')}: {o}"
+            for n, o in zip(self.names, outcomes, strict=True)
+            if not isinstance(o, Choices)
+        }
+        if len(answers) < self.quorum:
+            raise _no_quorum(len(answers), len(self.judges), self.quorum, abstained)
+        out: dict[str, Choice] = {}
+        for c in judged:
+            counts = Counter(a[c.key] for a in answers.values())
+            top: Choice = next((x for x in CHOICES if counts[x] * 2 > len(answers)), "tie")
+            out[c.key] = top
+        reasoning = "\n\n".join(f"[{n}] {a.reasoning}" for n, a in answers.items())
+        return Choices(out, reasoning=reasoning)
+
+    async def aclose(self) -> None:
+        """Close each member's async client (those that have one)."""
+        for j in self.judges:
+            closer = getattr(j, "aclose", None)
+            if closer is not None and inspect.iscoroutinefunction(closer):
+                await closer()
+
+
+def _judged(criteria: Sequence[Criterion]) -> list[Criterion]:
+    judged = [c for c in criteria if c.source == "judge"]
+    if not judged:
+        raise ValueError("no judge-filled criteria to evaluate; every key given has a checker")
+    return judged
+
+
+def _names(members: Sequence[Any], given: Sequence[str] | None) -> tuple[str, ...]:
+    if given is not None:
+        names = [str(n) for n in given]
+        if len(names) != len(members) or len(set(names)) != len(names):
+            raise ValueError("names must give each judge its own name, one per judge")
+        return tuple(names)
+    out: list[str] = []
+    for j in members:
+        base = str(getattr(j, "name", None) or getattr(j, "model", None) or type(j).__name__)
+        name, n = base, 1
+        while name in out:
+            n += 1
+            name = f"{base}#{n}"
+        out.append(name)
+    return tuple(out)
+
+
+def _outcome(ask: Callable[[], T]) -> tuple[T | None, JudgeError | None]:
+    try:
+        return ask(), None
+    except JudgeError as exc:
+        return None, exc
+
+
+async def _aoutcome(ask: Any) -> tuple[Any, JudgeError | None]:
+    try:
+        return await ask, None
+    except JudgeError as exc:
+        return None, exc
+
+
+def _parallel(asks: Sequence[Callable[[], T]]) -> list[T | JudgeError]:
+    """Each ask in its own thread (with a copy of this context, so call meters see its
+    calls), its result or its JudgeError, in order."""
+    if not asks:
+        return []
+
+    def one(ask: Callable[[], T]) -> T | JudgeError:
+        value, error = _outcome(ask)
+        return error if error is not None else value  # type: ignore[return-value]
+
+    with ThreadPoolExecutor(max_workers=len(asks)) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, one, ask) for ask in asks]
+        return [f.result() for f in futures]
+
+
+def _no_quorum(answered: int, total: int, quorum: int, abstained: dict[str, str]) -> JudgeError:
+    who = "; ".join(f"{name} abstained ({why})" for name, why in abstained.items())
+    return JudgeError(
+        f"the jury has too few answers: {answered} of {total} judges answered, the quorum "
+        f"is {quorum}" + (f": {who}" if who else ""),
+        reason="no_quorum",
+    )

@@ -1,0 +1,117 @@
+"""The pieces every judge flow shares: a request asked for, a reply, the calls made.
+
+The judge's flows (an evaluation in :mod:`._judge`, a pairwise comparison in
+:mod:`._prefer`) are generators that yield a :class:`_Step` per request and are sent
+an :class:`_Answer` back; the judge's ``_send`` / ``_asend`` perform the request, so
+each flow reads replies the same way whether it runs blocking or awaited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import JudgeError
+from ..grading._rubric import Criterion
+from ._prompts import repair_request
+from ._usage import CallKind, CallRecord, Usage
+
+__all__ = [
+    "Reader",
+    "_Answer",
+    "_Step",
+    "_Trace",
+    "_annotate",
+    "_judged",
+    "_shown",
+    "repair_step",
+]
+
+
+class Reader(Protocol):
+    """How a step's reply is read; a cached reply is checked with it before reuse."""
+
+    def parse_text(self, text: str) -> object: ...
+
+
+@dataclass
+class _Answer:
+    """One reply, with its text (or the client's own parsed value) and start time."""
+
+    reply: Any
+    text: str | None
+    parsed: Any
+    started: float
+    key: str | None = None  # the cache key of the request, when a cache is in use
+    cached: bool = False
+    batch: bool = False  # a Message Batches result: priced at the batch discount
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One request the flow asks for: what for, the prompt, and how to read the reply."""
+
+    kind: CallKind
+    system: str
+    messages: list[dict[str, str]]
+    output_config: dict[str, Any] | None
+    spec: Reader
+    sample: int = 0  # which sample of the same request (0: the plain one); keys the cache
+
+
+@dataclass
+class _Trace:
+    """The calls of one evaluation (so a failure reports its own, not a neighbour's)."""
+
+    records: list[CallRecord] = field(default_factory=list)
+
+    @property
+    def usage(self) -> Usage:
+        return sum((r.usage for r in self.records), Usage())
+
+
+def _annotate(exc: JudgeError, trace: _Trace) -> None:
+    exc.attempts = len(trace.records)
+    exc.usage = trace.usage
+
+
+def _judged(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
+    judged = tuple(c for c in criteria if c.source == "judge")
+    if not judged:
+        raise ValueError("no judge-filled criteria to evaluate; every key given has a checker")
+    return judged
+
+
+def _shown(parsed: Any, limit: int = 4000) -> str:
+    """A client's parsed value as text for the repair request (bounded, never raising:
+    a hostile value may be nested too deeply, or hold an integer too long, to print)."""
+    try:
+        text = repr(parsed)
+    except (ValueError, RecursionError):
+        return "(a value that cannot be shown)"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class _Spec(Reader, Protocol):
+    def output_config(self) -> dict[str, Any]: ...
+
+
+def repair_step(
+    spec: _Spec,
+    system: str,
+    user: dict[str, str],
+    answer: _Answer,
+    first_error: Exception,
+    *,
+    native: bool,
+) -> _Step:
+    """The one repair request after an invalid reply: the bad reply shown back with
+    what was wrong (and the schema again when ``native``)."""
+    bad = answer.text if answer.text is not None else _shown(answer.parsed)
+    messages = [
+        user,
+        {"role": "assistant", "content": bad},
+        {"role": "user", "content": repair_request(str(first_error))},
+    ]
+    return _Step("repair", system, messages, spec.output_config() if native else None, spec)
