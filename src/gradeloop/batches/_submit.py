@@ -90,6 +90,12 @@ def submit(
     items = [as_item(d, i, task) for i, d in enumerate(drafts)]
     if not items:
         raise BatchError("no drafts to submit")
+    transcript = next((item for item in items if not isinstance(item.draft, str)), None)
+    if transcript is not None:  # a job stores text drafts; a transcript would lose its calls
+        raise BatchError(
+            f"draft {transcript.output_id!r} is an agent's transcript, and Message Batches "
+            "jobs take text drafts only; grade transcripts without --batch"
+        )
     job_id = f"gb{uuid.uuid4().hex[:12]}"
     records = list(_plan(job_id, items, judge, asked, max_requests, max_bytes))
     own = store is None

@@ -28,6 +28,7 @@ from ._shadow import (
     split_verdict,
 )
 from ._strict import WireError, strict_verdict
+from ._transcript import Draft, Transcript, draft_parts
 from ._verdict import Verdict, accepted
 
 Source = Literal["code", "judge"]
@@ -206,21 +207,26 @@ def _round(x: float) -> float:
 
 @telemetry.traced_grade
 def grade(
-    draft: str,
+    draft: Draft,
     rubric: Rubric | Mapping[str, Any],
     *,
     task: str = "",
     judge: Judge | None = None,
     skip_judge: bool = False,
     registry: Registry | None = None,
-    reference: str | None = None,
+    reference: Draft | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Evaluation:
     """Grade ``draft`` against ``rubric``.
 
-    ``reference`` (a reference answer) and ``metadata`` (any JSON-like mapping)
-    reach, with ``task``, the checkers that declare a ``context`` parameter, as a
-    :class:`~gradeloop.CheckContext`; other checkers never see them.
+    ``draft`` is text, or an agent's transcript (a :class:`~gradeloop.Transcript` or
+    a list of OpenAI / Anthropic message dicts): text checkers then read its final
+    assistant text, the trajectory checkers its tool calls, and the judge the whole
+    transcript rendered (docs/agents.md).
+
+    ``reference`` (a reference answer, text or a transcript) and ``metadata`` (any
+    JSON-like mapping) reach, with ``task``, the checkers that declare a ``context``
+    parameter, as a :class:`~gradeloop.CheckContext`; other checkers never see them.
 
     Code-filled keys run their checkers first; the judge is asked once, about the
     remaining keys only, and only if there are any. ``skip_judge=True`` grades the
@@ -246,7 +252,11 @@ def grade(
     )
     run_checks(plan)  # the code keys first; then the judge, about the rest
     with judge_calls() as calls:
-        answer = _ask_judge(judge, task, draft, plan.asked, plan.rubric) if plan.asked else None
+        answer = (
+            _ask_judge(judge, task, plan.judge_draft, plan.asked, plan.rubric)
+            if plan.asked
+            else None
+        )
     return finish_grade(plan, answer, tuple(calls))
 
 
@@ -265,17 +275,23 @@ class GradePlan:
     context: CheckContext
     results: dict[str, CriterionResult]
     asked: tuple[Criterion, ...]
+    transcript: Transcript | None = None  # the draft, when it is an agent's transcript
+
+    @property
+    def judge_draft(self) -> str:
+        """What the judge is shown: ``draft``, or the whole transcript rendered."""
+        return self.draft if self.transcript is None else self.transcript.render()
 
 
 def start_plan(
-    draft: str,
+    draft: Draft,
     rubric: Rubric | Mapping[str, Any],
     *,
     task: str,
     judge: object,
     skip_judge: bool,
     registry: Registry | None,
-    reference: str | None = None,
+    reference: Draft | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> GradePlan:
     """Check the arguments and settle what the judge is asked; no checker runs yet
@@ -287,9 +303,10 @@ def start_plan(
     judge_criteria = rubric.judge_criteria
     if judge_criteria and judge is None and not skip_judge:
         raise JudgeRequiredError([c.key for c in judge_criteria])
-    context = make_context(task, reference, metadata)
+    text, transcript = draft_parts(draft)  # a text draft is itself: nothing is read
+    context = make_context(task, reference, metadata, transcript)
     asked = judge_request(rubric) if judge is not None and not skip_judge else ()
-    return GradePlan(rubric, reg, draft, task, context, {}, tuple(asked))
+    return GradePlan(rubric, reg, text, task, context, {}, tuple(asked), transcript)
 
 
 def run_checks(plan: GradePlan) -> GradePlan:

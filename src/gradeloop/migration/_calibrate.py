@@ -21,6 +21,7 @@ from ..errors import JudgeRequiredError
 from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
+from ..grading._transcript import judge_text
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._compare import rubric_label
 from ._jsonl import LabelledItem
@@ -299,7 +300,7 @@ def _disagreement(
     if human == r.passed:
         return []
     score = r.score if c.scale == "score" else None
-    return [Disagreement(c.key, item.output_id, item.draft, label, r.passed, score)]
+    return [Disagreement(c.key, item.output_id, judge_text(item.draft), label, r.passed, score)]
 
 
 def _key_figures(
