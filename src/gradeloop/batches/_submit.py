@@ -15,6 +15,7 @@ from ..errors import BatchError
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ..grading._shadow import judge_request
+from ..grading._transcript import judge_text
 from ..history._batches import BatchRequestRecord
 from ..history._store import HistoryStore
 from ..models._batch import batch_request
@@ -123,7 +124,7 @@ def _plan(
     part = count = size = 0
     for position, item in enumerate(items):
         custom_id = f"{job_id}-{position}"
-        params, key = batch_request(judge, item.task, item.draft, asked)
+        params, key = batch_request(judge, item.task, judge_text(item.draft), asked)
         n = len(json.dumps({"custom_id": custom_id, "params": params}).encode())
         if n > max_bytes:
             raise BatchError(
@@ -134,7 +135,7 @@ def _plan(
             part, count, size = part + 1, 0, 0
         count, size = count + 1, size + n
         yield BatchRequestRecord(
-            custom_id, part, position, item.output_id, item.task, item.draft, key
+            custom_id, part, position, item.output_id, item.task, judge_text(item.draft), key
         )
 
 
@@ -177,5 +178,5 @@ def _send(
 
 
 def _params(judge: AnthropicJudge, item: Item, asked: tuple[Criterion, ...]) -> dict[str, Any]:
-    params, _ = batch_request(judge, item.task, item.draft, asked)
+    params, _ = batch_request(judge, item.task, judge_text(item.draft), asked)
     return params
