@@ -69,13 +69,14 @@ def _scalar_same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def covers(small: Any, big: Any) -> bool:
-    """Whether ``big`` holds everything ``small`` says (see the module's docstring)."""
+def covers(small: Any, big: Any, *, exact: bool = False) -> bool:
+    """Whether ``big`` holds everything ``small`` says (see the module's docstring);
+    ``exact``: and nothing more (JSON equality)."""
     stack = [(small, big)]
     while stack:
         s, b = stack.pop()
         if isinstance(s, dict):
-            if not isinstance(b, dict):
+            if not isinstance(b, dict) or (exact and len(s) != len(b)):
                 return False
             for key, value in s.items():
                 if key not in b:
@@ -91,8 +92,8 @@ def covers(small: Any, big: Any) -> bool:
 
 
 def same(a: Any, b: Any) -> bool:
-    """JSON equality."""
-    return canon(a) == canon(b)
+    """JSON equality (``canon(a) == canon(b)``, without writing either out)."""
+    return covers(a, b, exact=True)
 
 
 def relates(mode: ArgsMode, made: dict[str, Any], expected: dict[str, Any] | None) -> bool:

@@ -133,8 +133,15 @@ def _augment(
     budget[0] -= len(cs) * len(ws)
     edges = [[i for i in cs if relates(mode, calls[i].args, wants[j].args)] for j in ws]
     owner: dict[int, int] = {}  # call -> position in ws of the want it serves
+    unserved = []
+    for k, reach in enumerate(edges):  # first each want takes a free call if it can: O(E)
+        free = next((i for i in reach if i not in owner), None)
+        if free is None:
+            unserved.append(k)
+        else:
+            owner[free] = k
     try:
-        for k in range(len(ws)):
+        for k in unserved:  # then augmenting paths, for the wants still without one
             _path(k, edges, owner, budget)
     except _OutOfBudget:
         raise TooMuchWork(name, len(cs), len(ws)) from None

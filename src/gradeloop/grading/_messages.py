@@ -83,7 +83,13 @@ def read_message(index: int, message: Any, names: Mapping[str, str]) -> Turn:
     """Read message ``index``. ``names`` maps call ids seen so far to tool names, so a
     result that carries only its call's id is shown with the tool's name."""
     if not isinstance(message, Mapping):
-        raise _error(index, f"is {_kind(message)}; each message is an object with a 'role'")
+        hint = "each message is an object with a 'role'"
+        if hasattr(message, "content") and hasattr(message, "type"):  # a LangChain message
+            hint = (
+                "convert LangChain messages to dicts first: "
+                "langchain_core.messages.convert_to_openai_messages(messages)"
+            )
+        raise _error(index, f"is {_kind(message)}; {hint}")
     role = message.get("role")
     if role is None:
         raise _error(index, "has no 'role'; give one of: " + ", ".join(ROLES))
