@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from typing import Any
@@ -47,7 +46,7 @@ def agent(*steps: Any, final: str = "Done.") -> Transcript:
                     "id": f"c{n}",
                     "type": "function",
                     "function": {"name": name, "arguments": json.dumps(args)},
-                }  # fmt: skip
+                }
             )
             n += 1
         messages.append({"role": "assistant", "content": None, "tool_calls": calls})
@@ -360,7 +359,7 @@ def test_a_pathological_pairing_stops_at_the_work_limit_and_says_so() -> None:
     # within the limit the same kind of input is paired in full
     small = _many(300, distinct=True)
     wants = [{"name": "search", "args": {"page": 1}}] * 300
-    assert 300 * 300 < WORK_LIMIT
+    assert WORK_LIMIT > 300 * 300
     assert seq(small, wants, mode="unordered", args="superset").passed
 
 
@@ -368,8 +367,14 @@ def test_deeply_nested_arguments_do_not_exhaust_the_stack() -> None:
     deep: Any = 1
     for _ in range(400):  # 800 levels: what the JSON layer still reads
         deep = {"a": [deep]}
-    t = Transcript.from_messages([{"role": "assistant", "content": [
-        {"type": "tool_use", "id": "x", "name": "f", "input": deep}]}])  # fmt: skip
+    t = Transcript.from_messages(
+        [
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "x", "name": "f", "input": deep}],
+            }
+        ]
+    )
     assert seq(t, [{"name": "f", "args": deep}]).passed
     assert seq(t, [{"name": "f", "args": deep}], args="superset").passed
     assert tool_args_match("", name="f", args=deep, match="subset", context=ctx(t)).passed
@@ -420,8 +425,11 @@ def _brute_force_size(calls: list[ToolCall], wants: list[Want], args: Any) -> in
     return best(0, frozenset())
 
 
-@given(_calls, st.lists(st.tuples(st.sampled_from("fg"), _args | st.none()), max_size=5),
-       st.sampled_from(["ignore", "exact", "subset", "superset"]))  # fmt: skip
+@given(
+    _calls,
+    st.lists(st.tuples(st.sampled_from("fg"), _args | st.none()), max_size=5),
+    st.sampled_from(["ignore", "exact", "subset", "superset"]),
+)
 def test_the_pairing_is_as_large_as_any(calls: Any, wants: Any, args: Any) -> None:
     made, expected = _tc(calls), _wants(wants)
     paired = pair(made, expected, args)
