@@ -1,7 +1,8 @@
 """The five trajectory checkers and their options (validated when a rubric loads).
 
-Each reads the draft's transcript through :mod:`._read` (a text draft fails with
-"the draft has no tool calls") and names the calls at fault in one-line issues.
+Each is given the draft's transcript by :func:`._read.reads_transcript` (a text draft
+fails with "the draft has no tool calls" before it runs) and names the calls at fault
+in one-line issues.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, with_config
 from typing_extensions import TypedDict
 
-from gradeloop import CheckContext, CheckResult
+from gradeloop import CheckContext, CheckResult, Transcript
 
 from .._options import Count, NonEmpty, not_below, one_of_required
 from ._args import ArgsMode, covers, same
 from ._modes import MODES
-from ._read import call_text, listed, no_transcript, transcript_of, wants_from
+from ._read import call_text, listed, reads_transcript, wants_from
 
 __all__ = ["step_count", "tool_args_match", "tool_called", "tool_not_called", "tool_sequence"]
 
@@ -56,8 +57,9 @@ def _some_limit(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
+@reads_transcript
 def tool_called(
-    text: str,
+    transcript: Transcript,
     *,
     name: NonEmpty,
     min: Count = 1,
@@ -67,9 +69,6 @@ def tool_called(
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent called tool ``name`` at least ``min`` times (default 1) and at most ``max``."""
-    transcript = transcript_of(context)
-    if transcript is None:
-        return no_transcript()
     made = [c for c in transcript.tool_calls if c.name == name]
     if len(made) < min:
         need = "once" if min == 1 else f"{min} times"
@@ -83,16 +82,14 @@ def tool_called(
     return CheckResult(True)
 
 
+@reads_transcript
 def tool_not_called(
-    text: str,
+    transcript: Transcript,
     *,
     names: Annotated[tuple[NonEmpty, ...], Field(min_length=1)],
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent called none of the tools in ``names``."""
-    transcript = transcript_of(context)
-    if transcript is None:
-        return no_transcript()
     forbidden = set(names)
     issues = [
         f"forbidden tool {c.name!r} was called: {call_text(c)}"
@@ -102,8 +99,9 @@ def tool_not_called(
     return CheckResult(not issues, listed(issues, "more forbidden calls"))
 
 
+@reads_transcript
 def tool_sequence(
-    text: str,
+    transcript: Transcript,
     *,
     mode: Mode = "strict",
     args: ArgsMode = "exact",
@@ -113,9 +111,6 @@ def tool_sequence(
     """The agent's tool calls match the expected ones (``expected``, else the reference
     transcript's): ``strict`` the same calls in order, ``unordered`` the same calls,
     ``subset`` only expected calls, ``superset`` every expected call."""
-    transcript = transcript_of(context)
-    if transcript is None:
-        return no_transcript()
     wants = wants_from(expected, context)
     if isinstance(wants, str):
         return CheckResult(False, [wants])
@@ -123,8 +118,9 @@ def tool_sequence(
     return CheckResult(outcome.passed, outcome.issues, outcome.score)
 
 
+@reads_transcript
 def tool_args_match(
-    text: str,
+    transcript: Transcript,
     *,
     name: NonEmpty,
     args: JsonObject,
@@ -133,9 +129,6 @@ def tool_args_match(
 ) -> CheckResult:
     """A call of tool ``name`` has exactly ``args`` (``match="subset"``: at least
     ``args``, nested objects compared the same way)."""
-    transcript = transcript_of(context)
-    if transcript is None:
-        return no_transcript()
     made = [c for c in transcript.tool_calls if c.name == name]
     if not made:
         return CheckResult(False, [f"{name!r} was never called"])
@@ -148,8 +141,9 @@ def tool_args_match(
     return CheckResult(False, [f"no call of {name!r} has {how}: {wanted}; its calls: {shown}"])
 
 
+@reads_transcript
 def step_count(
-    text: str,
+    transcript: Transcript,
     *,
     min: Count | None = None,
     max: Annotated[
@@ -161,9 +155,6 @@ def step_count(
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent took at least ``min`` and at most ``max`` steps (assistant messages)."""
-    transcript = transcript_of(context)
-    if transcript is None:
-        return no_transcript()
     steps = transcript.assistant_turns
     if min is not None and steps < min:
         return CheckResult(False, [f"the agent took {_steps(steps)}; it needs at least {min}"])

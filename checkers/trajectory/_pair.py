@@ -74,27 +74,30 @@ def pair(calls: Sequence[ToolCall], wants: Sequence[Want], mode: ArgsMode) -> Pa
         by_name_calls[c.name].append(i)
     for j, w in enumerate(wants):
         by_name_wants[w.name].append(j)
-    budget = [WORK_LIMIT]
+    job = _Job(calls, wants, mode, WORK_LIMIT)
     free_calls: list[int] = []
     free_wants: list[int] = []
     for name in by_name_calls.keys() | by_name_wants.keys():
         cs, ws = by_name_calls.get(name, []), by_name_wants.get(name, [])
-        left_c, left_w = _pair_tool(name, cs, ws, calls, wants, mode, budget)
+        left_c, left_w = _pair_tool(name, cs, ws, job)
         free_calls += left_c
         free_wants += left_w
     return Pairing(sorted(free_calls), sorted(free_wants))
 
 
-def _pair_tool(
-    name: str,
-    cs: list[int],
-    ws: list[int],
-    calls: Sequence[ToolCall],
-    wants: Sequence[Want],
-    mode: ArgsMode,
-    budget: list[int],
-) -> tuple[list[int], list[int]]:
+@dataclass
+class _Job:
+    """What one pairing works on, and the work it may still spend."""
+
+    calls: Sequence[ToolCall]
+    wants: Sequence[Want]
+    mode: ArgsMode
+    budget: int
+
+
+def _pair_tool(name: str, cs: list[int], ws: list[int], job: _Job) -> tuple[list[int], list[int]]:
     """One tool's calls and wants: the ones left without a partner."""
+    calls, wants, mode = job.calls, job.wants, job.mode
     if not cs or not ws:
         return cs, ws
     wild = [j for j in ws if mode == "ignore" or wants[j].args is None]
@@ -112,25 +115,18 @@ def _pair_tool(
             rest_c.append(i)
     rest_w = sorted(j for js in waiting.values() for j in js)
     if mode in ("subset", "superset") and rest_c and rest_w:
-        rest_c, rest_w = _augment(name, rest_c, rest_w, calls, wants, mode, budget)
+        rest_c, rest_w = _augment(name, rest_c, rest_w, job)
     # what is left takes the wildcards: any call of the tool will do for them
     taken = min(len(rest_c), len(wild))
     return rest_c[taken:], sorted(rest_w + wild[taken:])
 
 
-def _augment(
-    name: str,
-    cs: list[int],
-    ws: list[int],
-    calls: Sequence[ToolCall],
-    wants: Sequence[Want],
-    mode: ArgsMode,
-    budget: list[int],
-) -> tuple[list[int], list[int]]:
+def _augment(name: str, cs: list[int], ws: list[int], job: _Job) -> tuple[list[int], list[int]]:
     """Maximum bipartite matching (augmenting paths) of the calls and wants left."""
-    if len(cs) * len(ws) > budget[0]:
+    if len(cs) * len(ws) > job.budget:
         raise TooMuchWork(name, len(cs), len(ws))
-    budget[0] -= len(cs) * len(ws)
+    job.budget -= len(cs) * len(ws)
+    calls, wants, mode = job.calls, job.wants, job.mode
     edges = [[i for i in cs if relates(mode, calls[i].args, wants[j].args)] for j in ws]
     owner: dict[int, int] = {}  # call -> position in ws of the want it serves
     unserved = []
@@ -142,14 +138,14 @@ def _augment(
             owner[free] = k
     try:
         for k in unserved:  # then augmenting paths, for the wants still without one
-            _path(k, edges, owner, budget)
+            _path(k, edges, owner, job)
     except _OutOfBudget:
         raise TooMuchWork(name, len(cs), len(ws)) from None
     served = set(owner.values())
     return [i for i in cs if i not in owner], [ws[k] for k in range(len(ws)) if k not in served]
 
 
-def _path(start: int, edges: list[list[int]], owner: dict[int, int], budget: list[int]) -> bool:
+def _path(start: int, edges: list[list[int]], owner: dict[int, int], job: _Job) -> bool:
     """Find an augmenting path from want ``start`` (iteratively) and apply it."""
     seen: set[int] = set()
     stack: list[tuple[int, int]] = [(start, 0)]  # (want, next edge to try)
@@ -160,8 +156,8 @@ def _path(start: int, edges: list[list[int]], owner: dict[int, int], budget: lis
             stack.pop()
             continue
         stack[-1] = (k, e + 1)
-        budget[0] -= 1
-        if budget[0] < 0:
+        job.budget -= 1
+        if job.budget < 0:
             raise _OutOfBudget
         i = edges[k][e]
         if i in seen:

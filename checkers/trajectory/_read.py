@@ -8,8 +8,9 @@ transcript: each checker then fails with :data:`NO_CALLS`, never passes.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gradeloop import CheckContext, CheckResult, ToolCall, Transcript
@@ -22,6 +23,7 @@ __all__ = [
     "call_text",
     "listed",
     "no_transcript",
+    "reads_transcript",
     "transcript_of",
     "want_text",
     "wants_from",
@@ -44,6 +46,21 @@ def transcript_of(context: CheckContext | None) -> Transcript | None:
 def no_transcript() -> CheckResult:
     """What every trajectory checker says of a text draft."""
     return CheckResult(False, [NO_CALLS])
+
+
+def reads_transcript(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
+    """Make ``fn(transcript, **options)`` a checker ``(text, **options)``: it fails on a
+    text draft with :data:`NO_CALLS` and is given the transcript otherwise. The checker
+    shows ``fn``'s signature (its options and ``context``), as gradeloop reads it."""
+
+    @functools.wraps(fn)
+    def checker(text: str, /, **options: Any) -> CheckResult:
+        transcript = transcript_of(options.get("context"))
+        if transcript is None:
+            return no_transcript()
+        return fn(transcript, **options)
+
+    return checker
 
 
 def _args_text(args: Mapping[str, Any]) -> str:
