@@ -486,3 +486,41 @@ def test_the_report_and_the_viewer_show_the_transcript_escaped(tmp_path: Path) -
         status, page, _ = get(viewer, f"/run/{run_id}")
     assert status == 200 and "transcript (4 messages, 1 tool call)" in page
     assert "calls </span><code>lookup_order({&quot;order_id&quot;: " in page
+
+
+def test_cli_compare_and_calibrate_the_support_agent_example_through_the_real_judge(
+    emulator: Emulator,
+) -> None:
+    from gradeloop.testing import verdict_reply
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "support-agent"
+    shown: list[str] = []
+
+    def hurried(body: dict[str, Any]) -> Any:  # the example's stand-in rule, over HTTP
+        user = body["messages"][0]["content"]
+        draft = user if isinstance(user, str) else "".join(b["text"] for b in user)
+        shown.append(draft)
+        met = "calls lookup_order(" in draft and "calls issue_refund(" in draft
+        return verdict_reply(
+            {"reasoning": "r", "criteria_met": {"right_tools": met}, "passed": met, "issues": []}
+        )
+
+    emulator.responder = hurried
+    common = (
+        "--rubric",
+        str(example / "rubric-shadow.toml"),
+        "--base-url",
+        emulator.base_url,
+        "--json",
+        "--no-history",
+    )
+    ran = cli("compare", str(example / "transcripts.jsonl"), *common)
+    assert ran.code == 0, ran.err
+    [key] = json.loads(ran.out)["keys"]
+    assert key["key"] == "right_tools" and key["agreement"] == 0.5
+    assert len(shown) == 8 and all(s.startswith("<task>") for s in shown)
+    assert all("\n<draft>\nAn agent's transcript:" in s for s in shown)
+    ran = cli("calibrate", str(example / "labels.jsonl"), *common)
+    assert ran.code == 0, ran.err
+    figures = {(k["role"], k["rated_by"]): k["agreement"] for k in json.loads(ran.out)["keys"]}
+    assert figures == {("primary", "judge"): 0.5, ("shadow", "tool_sequence"): 1.0}

@@ -381,3 +381,18 @@ def test_every_call_written_is_read_back_with_its_arguments(calls: list[Any]) ->
     assert [(c.name, c.args, c.message_index) for c in t.tool_calls] == [
         (name, args, n) for n, (_, name, args) in enumerate(calls)
     ]
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["user", "assistant", "tool", "system"]), st.text(max_size=30)),
+        max_size=6,
+    )
+)
+def test_whatever_the_messages_say_each_has_exactly_one_header_line(
+    turns: list[tuple[str, str]],
+) -> None:
+    t = Transcript.from_messages([{"role": role, "content": text} for role, text in turns])
+    lines = t.render().splitlines()[1:]
+    headers = [line for line in lines if not line.startswith("    ")]  # all else is indented
+    assert [h.split("]", 1)[0] for h in headers] == [f"[{n}" for n in range(len(turns))]
