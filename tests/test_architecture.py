@@ -40,6 +40,7 @@ CHECKER_LAYERS = (
         "gradeloop_checkers.sentence_len",
         "gradeloop_checkers.text",
         "gradeloop_checkers.json_checks",
+        "gradeloop_checkers.trajectory",
     ),
 )
 

@@ -403,3 +403,53 @@ def test_regrade_and_align_exit_2_in_one_line_when_no_server_listens(
         ran = cli(*args)
         errors = [line for line in ran.err.splitlines() if line.startswith("gradeloop: error:")]
         assert ran.code == 2 and len(errors) == 1 and "internal error" not in ran.err, ran.err
+
+
+def test_transcript_drafts_and_references_come_back_as_transcripts(tmp_path: Path) -> None:
+    # a regrade must grade the agent's messages, not the rendering stored as content:
+    # trajectory checkers read tool calls, which a rendering has none of
+    from gradeloop import Transcript
+
+    def run(call: str) -> list[dict[str, Any]]:
+        return [
+            {"role": "user", "content": "Where is order A1?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": call, "arguments": '{"id": "A1"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "shipped"},
+            {"role": "assistant", "content": "It has shipped."},
+        ]
+
+    drafts = tmp_path / "d.jsonl"
+    rows = [
+        {"id": "good", "task": "t", "messages": run("lookup_order"), "reference": "x"},
+        {"id": "bad", "task": "t", "messages": run("cancel_order")},
+    ]
+    drafts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(
+        '[[criteria]]\nkey = "looked_up"\ndescription = "d"\nchecker = "tool_called"\n'
+        'options = { name = "lookup_order" }\n',
+        encoding="utf-8",
+    )
+    db = tmp_path / "h.db"
+    ran = cli("grade", "--drafts", str(drafts), "--rubric", str(rubric), "--db", str(db), "--quiet")
+    assert ran.code == 1, ran.err  # the good one passes, the bad one does not
+    with HistoryStore(db) as store:
+        run_id = store.list_grading_runs()[0].run_id
+        stored = stored_drafts(store, [run_id])
+        assert all(isinstance(d.draft, Transcript) for d in stored)
+        assert [d.draft.tool_calls[0].name for d in stored] == ["lookup_order", "cancel_order"]
+        report = regrade(run_id, Rubric.load(rubric), store=store)
+        again = stored_drafts(store, [report.run_id])
+    (flips,) = report.keys
+    assert (flips.to_met, flips.to_unmet, flips.stats.agreement) == (0, 0, 1.0)
+    assert [d.met("looked_up") for d in again] == [True, False]

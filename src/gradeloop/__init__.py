@@ -28,6 +28,7 @@ from gradeloop.errors import (
     PluginError,
     RubricError,
     RubricWarning,
+    TranscriptError,
     UnknownCheckerError,
     UnusableFileError,
 )
@@ -39,6 +40,7 @@ from gradeloop.grading._grade import CriterionResult, Evaluation, Judge, grade
 from gradeloop.grading._registry import Registry, checker, get_checker, hookimpl
 from gradeloop.grading._rubric import Criterion, Rubric
 from gradeloop.grading._shadow import ShadowResult, ShadowSide
+from gradeloop.grading._transcript import ToolCall, ToolResult, Transcript
 from gradeloop.grading._verdict import Verdict, accepted, as_feedback
 from gradeloop.history._cache import CacheStats, JudgeCache
 from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
@@ -182,7 +184,11 @@ __all__ = [
     "ShadowResult",
     "ShadowSide",
     "StoredDraft",
+    "ToolCall",
+    "ToolResult",
     "ToolRunner",
+    "Transcript",
+    "TranscriptError",
     "UnknownCheckerError",
     "UnusableFileError",
     "Usage",

@@ -15,8 +15,10 @@ The tree::
     │   └── PluginError                 a plugin the user named (--plugin, a rubric's
     │                                   plugins, GRADELOOP_PLUGINS) cannot be loaded
     ├── InputError (ValueError)         a draft, task or label file that cannot be read
-    │   └── UnusableFileError           not a regular file (a device, a socket...), or
+    │   ├── UnusableFileError           not a regular file (a device, a socket...), or
     │                                   larger than the limit its message states
+    │   └── TranscriptError             agent messages that cannot be read as a
+    │                                   transcript; names the message index
     ├── ConfigError                     no model configured, bad environment setting
     │   └── JudgeRequiredError          judge-filled keys but no judge; names the keys
     ├── NotAnAnswer (RuntimeError)      a model reply that is not a finished answer:
@@ -41,7 +43,7 @@ The tree::
 
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
-``NotAnAnswer.reason`` / ``.stop_details``.
+``NotAnAnswer.reason`` / ``.stop_details``, ``TranscriptError.index``.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ __all__ = [
     "PluginError",
     "RubricError",
     "RubricWarning",
+    "TranscriptError",
     "UnknownCheckerError",
     "UnusableFileError",
 ]
@@ -210,6 +213,20 @@ class UnusableFileError(InputError):
         self.reason = reason
         self.what = what
         super().__init__(f"{what} file {str(path)!r} {reason}")
+
+
+class TranscriptError(InputError):
+    """Agent messages that cannot be read as a :class:`~gradeloop.Transcript`.
+
+    ``index`` is the position of the message at fault (None when the whole value
+    is wrong, e.g. not a list); ``source`` names where the messages came from (a
+    file, a JSONL line, ``drafts[3]``), empty when they were given in code.
+    """
+
+    def __init__(self, message: str, *, index: int | None = None, source: str = "") -> None:
+        self.index = index
+        self.source = source
+        super().__init__(f"{source}: {message}" if source else message)
 
 
 class ConfigError(GradeloopError):

@@ -15,6 +15,7 @@ from ..errors import BatchError
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ..grading._shadow import judge_request
+from ..grading._transcript import judge_text
 from ..history._batches import BatchRequestRecord
 from ..history._store import HistoryStore
 from ..models._batch import batch_request
@@ -96,6 +97,12 @@ def submit(
     items = [as_item(d, i, task) for i, d in enumerate(drafts)]
     if not items:
         raise BatchError("no drafts to submit")
+    transcript = next((item for item in items if not isinstance(item.draft, str)), None)
+    if transcript is not None:  # a job stores text drafts; a transcript would lose its calls
+        raise BatchError(
+            f"draft {transcript.output_id!r} is an agent's transcript, and Message Batches "
+            "jobs take text drafts only; grade transcripts without --batch"
+        )
     job_id = f"gb{uuid.uuid4().hex[:12]}"
     records = list(_plan(job_id, items, judge, asked, max_requests, max_bytes))
     own = store is None
@@ -123,7 +130,7 @@ def _plan(
     part = count = size = 0
     for position, item in enumerate(items):
         custom_id = f"{job_id}-{position}"
-        params, key = batch_request(judge, item.task, item.draft, asked)
+        params, key = batch_request(judge, item.task, judge_text(item.draft), asked)
         n = len(json.dumps({"custom_id": custom_id, "params": params}).encode())
         if n > max_bytes:
             raise BatchError(
@@ -134,7 +141,7 @@ def _plan(
             part, count, size = part + 1, 0, 0
         count, size = count + 1, size + n
         yield BatchRequestRecord(
-            custom_id, part, position, item.output_id, item.task, item.draft, key
+            custom_id, part, position, item.output_id, item.task, judge_text(item.draft), key
         )
 
 
@@ -177,5 +184,5 @@ def _send(
 
 
 def _params(judge: AnthropicJudge, item: Item, asked: tuple[Criterion, ...]) -> dict[str, Any]:
-    params, _ = batch_request(judge, item.task, item.draft, asked)
+    params, _ = batch_request(judge, item.task, judge_text(item.draft), asked)
     return params

@@ -47,6 +47,7 @@ from ..grading._grade import (
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Rubric, checker_timeout_problem
 from ..grading._shadow import judge_request
+from ..grading._transcript import Draft, Transcript, as_transcript, draft_parts
 from ..grading._verdict import Verdict
 from ..grading._workers import worker_pool
 from ..models._aclient import connection_pool
@@ -69,11 +70,11 @@ class DraftLike(Protocol):
     def task(self) -> str: ...
 
     @property
-    def draft(self) -> str: ...
+    def draft(self) -> str | Transcript: ...
 
 
 def grade_many(
-    drafts: Iterable[str | DraftLike],
+    drafts: Iterable[Draft | DraftLike],
     rubric: Rubric | Mapping[str, Any],
     *,
     task: str = "",
@@ -88,7 +89,8 @@ def grade_many(
     """Grade every draft against ``rubric``; one :class:`~gradeloop.Evaluation` per
     draft, in input order.
 
-    ``drafts`` are strings (graded against ``task``, ids ``draft-1``, ``draft-2``,
+    ``drafts`` are strings or agent transcripts (a :class:`~gradeloop.Transcript` or
+    a list of message dicts; graded against ``task``, ids ``draft-1``, ``draft-2``,
     ...) or :class:`~gradeloop.DraftItem` objects carrying their own id and task
     (and ``reference`` / ``metadata`` for checkers that take a context).
     At most ``concurrency`` drafts are graded at once; 429/529 answers slow the whole
@@ -132,7 +134,7 @@ def grade_many(
 
 
 async def agrade_many(
-    drafts: Iterable[str | DraftLike],
+    drafts: Iterable[Draft | DraftLike],
     rubric: Rubric | Mapping[str, Any],
     *,
     task: str = "",
@@ -173,7 +175,7 @@ class _Batch:
     @classmethod
     def of(
         cls,
-        drafts: Iterable[str | DraftLike],
+        drafts: Iterable[Draft | DraftLike],
         rubric: Rubric | Mapping[str, Any],
         task: str,
         judge: Judge | None,
@@ -255,10 +257,14 @@ def _grade_code_only(
     def work() -> None:
         for index in pending:
             item = items[index]
-            warn_if_large(item.draft)
-            context = shared or make_context(item.task, item.reference, item.metadata)
+            text, transcript = draft_parts(item.draft)  # a text draft is itself
+            warn_if_large(text)
+            if shared is not None and transcript is None and item.reference is None:
+                context = shared  # no checker reads a context: one for every text draft
+            else:
+                context = make_context(item.task, item.reference, item.metadata, transcript)
             plan = GradePlan(
-                rubric, reg, item.draft, item.task, context, {}, (), batch.checker_timeout
+                rubric, reg, text, item.task, context, {}, (), batch.checker_timeout, transcript
             )
             evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
             results[index] = evaluation
@@ -410,20 +416,25 @@ class Item:
 
     output_id: str
     task: str
-    draft: str
-    reference: str | None = None
+    draft: str | Transcript
+    reference: str | Transcript | None = None
     metadata: Mapping[str, Any] | None = None
 
 
-def as_item(draft: str | DraftLike, index: int, task: str) -> Item:
-    """A string (id ``draft-N``, the shared ``task``) or a DraftItem, as an :class:`Item`."""
-    if isinstance(draft, str):
+def as_item(draft: Draft | DraftLike, index: int, task: str) -> Item:
+    """A string or a transcript (id ``draft-N``, the shared ``task``) or a DraftItem,
+    as an :class:`Item`."""
+    if isinstance(draft, str | Transcript):
         return Item(f"draft-{index + 1}", task, draft)
+    if isinstance(draft, list | tuple):  # a list of message dicts: read it now, by index
+        read = as_transcript(draft, what=f"drafts[{index}]")
+        assert read is not None
+        return Item(f"draft-{index + 1}", task, read)
     text = getattr(draft, "draft", None)
-    if not isinstance(text, str):
+    if not isinstance(text, str | Transcript):
         raise TypeError(
-            f"drafts[{index}] is {type(draft).__name__}: give a string or a DraftItem "
-            "(with .draft, .task and .output_id)"
+            f"drafts[{index}] is {type(draft).__name__}: give a string, a Transcript, a "
+            "list of message dicts or a DraftItem (with .draft, .task and .output_id)"
         )
     own_task = getattr(draft, "task", None)
     output_id = getattr(draft, "output_id", None) or f"draft-{index + 1}"

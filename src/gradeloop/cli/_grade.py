@@ -19,7 +19,7 @@ from ..grading._shadow import ShadowResult, ShadowSide, judge_request
 from ..history._grading import GradedDraft
 from ..loop._run import new_id
 from . import _grade_many
-from ._io import add_db_option, console, print_json, read_task, read_text
+from ._io import add_db_option, console, print_json, read_draft, read_task
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -38,12 +38,19 @@ def add_parser(sub: Any) -> None:
         description="Grade DRAFT (or every draft of --drafts FILE.jsonl) against the rubric. "
         "Exit 0 when accepted (all of them), 1 when not, 2 for bad input.",
     )
-    p.add_argument("draft", nargs="?", metavar="DRAFT", help="the draft file, or - for stdin")
+    p.add_argument(
+        "draft",
+        nargs="?",
+        metavar="DRAFT",
+        help="the draft file, or - for stdin; a .json file holding a message list (or "
+        '{"messages": [...]}) is an agent\'s transcript',
+    )
     p.add_argument(
         "--drafts",
         metavar="FILE",
-        help='grade many drafts: a JSONL file of {"task", "draft"} objects ("id" optional), '
-        "the format compare reads; --json then prints one evaluation per line",
+        help='grade many drafts: a JSONL file of {"task", "draft"} objects ("id" optional; '
+        '"messages" instead of "draft" for a transcript), the format compare reads; --json '
+        "then prints one evaluation per line",
     )
     p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
     p.add_argument("--task", metavar="TEXT", help="the task the draft answers")
@@ -52,7 +59,8 @@ def add_parser(sub: Any) -> None:
         "--reference",
         metavar="FILE",
         help="a reference answer, for checkers that read it (matches_reference, "
-        "{reference} in contains/regex options)",
+        "{reference} in contains/regex options); a .json message list is a reference "
+        "transcript (tool_sequence's expected calls)",
     )
     p.add_argument(
         "--metadata",
@@ -95,9 +103,9 @@ def run(args: argparse.Namespace) -> int:
     if args.batch or args.no_wait:
         raise InputError("--batch and --no-wait go with --drafts FILE.jsonl")
     rubric = Rubric.load(args.rubric)
-    draft = read_text(args.draft, "draft")
+    draft = read_draft(args.draft, "draft")
     task = read_task(args.task, args.task_file)
-    reference = read_text(args.reference, "reference") if args.reference is not None else None
+    reference = read_draft(args.reference, "reference") if args.reference is not None else None
     metadata = _metadata(args.metadata)
     judge = None
     if judge_request(rubric) and not args.code_only:
@@ -105,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
             require_model(args, rubric.judge_keys, code_only_hint=True, rubric=rubric)
         if judges_configured(args, rubric):  # judge shadows alone run only when a model is set
             judge = build_judge(args, rubric)
-    if not draft.strip():
+    if isinstance(draft, str) and not draft.strip():
         print("gradeloop: note: the draft is empty; grading it anyway", file=sys.stderr)
     if judge is not None and not task:
         print(

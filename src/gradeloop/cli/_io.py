@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..grading._files import read_utf8
 from ..grading._jsonout import dumps
+from ..grading._transcript import Transcript
 
 
 def read_text(path: str, what: str) -> str:
@@ -25,6 +27,28 @@ def read_text(path: str, what: str) -> str:
         except UnicodeDecodeError:
             raise InputError(f"{what} from stdin is not UTF-8 text") from None
     return read_utf8(path, what)
+
+
+def read_draft(path: str, what: str) -> str | Transcript:
+    """A draft (or reference) file: its text, or an agent's transcript when it is a
+    ``.json`` file holding a message list or ``{"messages": [...]}``.
+
+    Any other ``.json`` file (an object, invalid JSON) is text, for the JSON checkers;
+    a message list that cannot be read is an error naming the message.
+    """
+    text = read_text(path, what)
+    if not path.lower().endswith(".json"):
+        return text
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+    listed = data.get("messages") if isinstance(data, dict) else data
+    if isinstance(listed, list) and listed and isinstance(listed[0], dict) and "role" in listed[0]:
+        return Transcript.from_json(data, source=path)
+    if isinstance(data, dict) and isinstance(listed, list):  # {"messages": []}: no messages
+        return Transcript.from_json(data, source=path)
+    return text
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:

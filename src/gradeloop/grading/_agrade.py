@@ -27,6 +27,7 @@ from ._grade import (
 )
 from ._registry import Registry
 from ._rubric import Criterion, Rubric
+from ._transcript import Draft
 from ._verdict import Verdict
 from ._workers import in_thread
 
@@ -34,14 +35,14 @@ __all__ = ["agrade", "ask_judge_async", "check_and_ask", "evaluate_async", "fini
 
 
 async def agrade(
-    draft: str,
+    draft: Draft,
     rubric: Rubric | Mapping[str, Any],
     *,
     task: str = "",
     judge: Judge | None = None,
     skip_judge: bool = False,
     registry: Registry | None = None,
-    reference: str | None = None,
+    reference: Draft | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Evaluation:
     """Async :func:`~gradeloop.grade`: same arguments, same result, same errors.
@@ -88,8 +89,9 @@ async def ask_judge_async(plan: GradePlan, judge: Any) -> _JudgeAnswer | None:
     """
     if not plan.asked:
         return None
-    outcome = await _outcome(judge, plan.task, plan.draft, plan.asked)
-    return _ask_judge(_Replay(outcome), plan.task, plan.draft, plan.asked, plan.rubric)
+    shown = plan.judge_draft  # the text, or the transcript rendered
+    outcome = await _outcome(judge, plan.task, shown, plan.asked)
+    return _ask_judge(_Replay(outcome), plan.task, shown, plan.asked, plan.rubric)
 
 
 async def finish_async(

@@ -1,9 +1,12 @@
-"""What a checker may see besides the draft: the task, a reference answer, metadata.
+"""What a checker may see besides the draft: the task, a reference answer, metadata,
+and, when the draft is an agent's transcript, the transcript itself.
 
 A checker declares a keyword parameter named ``context`` to receive a
 :class:`CheckContext`; a checker without one is called exactly as before, with
 the draft and its options only. That keeps every existing plugin working and
-makes the extra data an explicit request rather than a surprise argument.
+makes the extra data an explicit request rather than a surprise argument. The
+draft's text is always what text checkers read: a transcript's final assistant
+text; the tool calls are on ``context.transcript``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from ._transcript import Transcript, as_transcript
 
 __all__ = ["CONTEXT_PARAM", "CheckContext", "make_context", "takes_context"]
 
@@ -24,6 +29,11 @@ CONTEXT_PARAM = "context"
 class CheckContext:
     """The task, the reference answer (if any) and the metadata of the draft being graded.
 
+    ``transcript`` is the draft's :class:`~gradeloop.Transcript` when the draft is an
+    agent's messages (None for a text draft); ``reference`` is then the reference's
+    final text and ``reference_transcript`` the whole reference, when one was given
+    as messages.
+
     >>> from gradeloop import CheckContext, CheckResult, checker
     >>> @checker("names_the_product")
     ... def names_the_product(text: str, *, context: CheckContext) -> CheckResult:
@@ -34,18 +44,35 @@ class CheckContext:
     task: str = ""
     reference: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    transcript: Transcript | None = None
+    reference_transcript: Transcript | None = None
 
 
 def make_context(
-    task: str = "", reference: str | None = None, metadata: Mapping[str, Any] | None = None
+    task: str = "",
+    reference: Any = None,
+    metadata: Mapping[str, Any] | None = None,
+    transcript: Transcript | None = None,
 ) -> CheckContext:
     """A :class:`CheckContext` whose metadata is a read-only copy (a checker cannot
-    change what the next checker sees)."""
+    change what the next checker sees). ``reference`` is a string, None, or a
+    transcript (a :class:`~gradeloop.Transcript` or a list of message dicts)."""
+    reference_transcript = None
     if reference is not None and not isinstance(reference, str):
-        raise TypeError(f"reference must be a string or None, not {type(reference).__name__}")
+        try:
+            reference_transcript = as_transcript(reference, what="reference")
+        except TypeError:
+            raise TypeError(
+                "reference must be a string, a Transcript, a list of message dicts or "
+                f"None, not {type(reference).__name__}"
+            ) from None
+        assert reference_transcript is not None
+        reference = reference_transcript.final_text
     if metadata is not None and not isinstance(metadata, Mapping):
         raise TypeError(f"metadata must be a mapping or None, not {type(metadata).__name__}")
-    return CheckContext(task, reference, MappingProxyType(dict(metadata or {})))
+    return CheckContext(
+        task, reference, MappingProxyType(dict(metadata or {})), transcript, reference_transcript
+    )
 
 
 def takes_context(fn: Callable[..., Any]) -> bool:

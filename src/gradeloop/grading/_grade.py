@@ -29,6 +29,7 @@ from ._shadow import (
     split_verdict,
 )
 from ._strict import WireError, strict_verdict
+from ._transcript import Draft, Transcript, draft_parts
 from ._verdict import Verdict, accepted
 from ._watch import TimedOut, run_watched
 
@@ -213,22 +214,27 @@ def _round(x: float) -> float | None:
 
 
 def grade(
-    draft: str,
+    draft: Draft,
     rubric: Rubric | Mapping[str, Any],
     *,
     task: str = "",
     judge: Judge | None = None,
     skip_judge: bool = False,
     registry: Registry | None = None,
-    reference: str | None = None,
+    reference: Draft | None = None,
     metadata: Mapping[str, Any] | None = None,
     checker_timeout: float | None = None,
 ) -> Evaluation:
     """Grade ``draft`` against ``rubric``.
 
-    ``reference`` (a reference answer) and ``metadata`` (any JSON-like mapping)
-    reach, with ``task``, the checkers that declare a ``context`` parameter, as a
-    :class:`~gradeloop.CheckContext`; other checkers never see them.
+    ``draft`` is text, or an agent's transcript (a :class:`~gradeloop.Transcript` or
+    a list of OpenAI / Anthropic message dicts): text checkers then read its final
+    assistant text, the trajectory checkers its tool calls, and the judge the whole
+    transcript rendered (docs/agents.md).
+
+    ``reference`` (a reference answer, text or a transcript) and ``metadata`` (any
+    JSON-like mapping) reach, with ``task``, the checkers that declare a ``context``
+    parameter, as a :class:`~gradeloop.CheckContext`; other checkers never see them.
 
     Code-filled keys run their checkers first; the judge is asked once, about the
     remaining keys only, and only if there are any. ``skip_judge=True`` grades the
@@ -266,7 +272,7 @@ def grade(
         if not plan.asked:
             return finish_grade(plan, None)
         with judge_calls() as calls:
-            answer = _ask_judge(judge, task, draft, plan.asked, plan.rubric)
+            answer = _ask_judge(judge, task, plan.judge_draft, plan.asked, plan.rubric)
         return finish_grade(plan, answer, tuple(calls))
 
     if tracer is None:
@@ -291,17 +297,23 @@ class GradePlan:
     results: dict[str, CriterionResult]
     asked: tuple[Criterion, ...]
     checker_timeout: float = DEFAULT_CHECKER_TIMEOUT
+    transcript: Transcript | None = None  # the draft, when it is an agent's transcript
+
+    @property
+    def judge_draft(self) -> str:
+        """What the judge is shown: ``draft``, or the whole transcript rendered."""
+        return self.draft if self.transcript is None else self.transcript.render()
 
 
 def start_plan(
-    draft: str,
+    draft: Draft,
     rubric: Rubric | Mapping[str, Any],
     *,
     task: str,
     judge: object,
     skip_judge: bool,
     registry: Registry | None,
-    reference: str | None = None,
+    reference: Draft | None = None,
     metadata: Mapping[str, Any] | None = None,
     checker_timeout: float | None = None,
 ) -> GradePlan:
@@ -316,14 +328,17 @@ def start_plan(
         problem = checker_timeout_problem(checker_timeout)
         if problem is not None:
             raise ValueError(problem)
-    warn_if_large(draft)
     reg = registry or default_registry()
     judge_criteria = rubric.judge_criteria
     if judge_criteria and judge is None and not skip_judge:
         raise JudgeRequiredError([c.key for c in judge_criteria])
-    context = make_context(task, reference, metadata)
+    text, transcript = draft_parts(draft)  # a text draft is itself: nothing is read
+    warn_if_large(text)
+    context = make_context(task, reference, metadata, transcript)
     asked = judge_request(rubric) if judge is not None and not skip_judge else ()
-    return GradePlan(rubric, reg, draft, task, context, {}, tuple(asked), float(checker_timeout))
+    return GradePlan(
+        rubric, reg, text, task, context, {}, tuple(asked), float(checker_timeout), transcript
+    )
 
 
 def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None) -> GradePlan:

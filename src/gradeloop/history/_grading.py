@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import HistoryError, LoopNotFoundError
 from ..grading._detail import detail_json
 from ..grading._grade import Evaluation
+from ..grading._transcript import Transcript
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 
 __all__ = ["GradedDraft", "GradingRecords", "GradingRunSummary"]
@@ -32,15 +33,17 @@ class GradedDraft:
     """One draft of a grading run: its evaluation, or why it has none.
 
     ``error`` is set (and ``evaluation`` None) when grading the draft failed, for
-    example a judge failure in a batch; such a draft is never accepted.
+    example a judge failure in a batch; such a draft is never accepted. A
+    :class:`~gradeloop.Transcript` draft is stored whole: its messages as given
+    (``"transcript"`` in the record) and, as ``content``, the rendering the judge saw.
     """
 
     item_id: str
-    draft: str
+    draft: str | Transcript
     evaluation: Evaluation | None = None
     task: str = ""
     error: str | None = None
-    reference: str | None = None  # kept so a regrade gives checkers the same context
+    reference: str | Transcript | None = None  # so a regrade gives checkers the same context
     metadata: Mapping[str, Any] | None = None
 
 
@@ -168,18 +171,22 @@ class GradingRecords:
 
 def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
     ev = d.evaluation
+    transcript = d.draft if isinstance(d.draft, Transcript) else None
     record: dict[str, Any] = {
         "item_id": d.item_id,
         "task": d.task,
-        "content": d.draft,
+        "content": d.draft if transcript is None else transcript.render(),
         "error": d.error,
         "evaluation": ev.to_json() if ev is not None else None,
         "detail": detail_json(ev) if ev is not None else None,
     }
-    if d.reference is not None:
-        record["reference"] = d.reference
+    if d.reference is not None:  # a transcript as its messages, read back by evidence
+        ref = d.reference
+        record["reference"] = ref.to_json() if isinstance(ref, Transcript) else ref
     if d.metadata:
         record["metadata"] = dict(d.metadata)
+    if transcript is not None:  # the messages as given: Transcript.from_json reads them back
+        record["transcript"] = transcript.to_json()
     stored = scrub_values(record)
     accepted = ev is not None and d.error is None and ev.accepted
     score = None if ev is None or ev.overall_score is None else round(ev.overall_score, 4)

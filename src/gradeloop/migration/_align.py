@@ -25,6 +25,7 @@ from ..errors import InputError, JudgeError
 from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
+from ..grading._transcript import judge_text
 from ..models._usage import metered
 from ._agreement import PassFailStats, pass_fail_stats
 from ._jsonl import LabelledItem
@@ -200,7 +201,9 @@ def _cases(
         if c.key not in item.labels or ev is None or not ev[c.key].checked:
             continue
         label = item.labels[c.key]
-        case = Case(item.task, item.draft, label, ev[c.key].passed, ev.verdict.reasoning)
+        case = Case(
+            item.task, judge_text(item.draft), label, ev[c.key].passed, ev.verdict.reasoning
+        )
         (agree if _human(c, label) == ev[c.key].passed else differ).append(case)
     return differ + agree[:4]
 

@@ -21,6 +21,7 @@ from ..errors import JudgeRequiredError
 from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
+from ..grading._transcript import judge_text
 from ..models._fingerprint import fingerprint_warnings, run_fingerprint, stored_fingerprint
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._compare import rubric_label
@@ -325,7 +326,7 @@ def _disagreement(
     if human == r.passed:
         return []
     score = r.score if c.scale == "score" else None
-    return [Disagreement(c.key, item.output_id, item.draft, label, r.passed, score)]
+    return [Disagreement(c.key, item.output_id, judge_text(item.draft), label, r.passed, score)]
 
 
 def _key_figures(

@@ -16,6 +16,7 @@ from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ..grading._shadow import ShadowResult, judge_request
+from ..grading._transcript import judge_text
 from ._agreement import PassFailStats, ScoreStats, pass_fail_stats, score_stats
 from ._jsonl import DraftItem
 from ._key_cost import CostLedger, request_size
@@ -173,7 +174,7 @@ def compare(
         report.cost.add(
             asked,
             item.task,
-            item.draft,
+            judge_text(item.draft),  # what the judge was shown: a transcript rendered
             done.records,
             json_mode=getattr(judge, "mode", None) == "json",
         )

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import HistoryError, LoopNotFoundError
+from ..errors import HistoryError, LoopNotFoundError, TranscriptError
+from ..grading._transcript import Transcript
 from ..history._store import HistoryStore
 from ..models._fingerprint import stored_fingerprint
 
@@ -58,11 +59,11 @@ class StoredDraft:
     kind: SourceKind
     item_id: str
     task: str
-    draft: str
+    draft: str | Transcript  # a transcript draft comes back as one (its messages)
     verdicts: Mapping[str, KeyVerdict]
     reasoning: str | None = None
     error: str | None = None
-    reference: str | None = None
+    reference: str | Transcript | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def met(self, key: str) -> bool | None:
@@ -233,20 +234,33 @@ def _run_draft(source_id: str, rubric: Mapping[str, Any], d: Mapping[str, Any]) 
     if not isinstance(content, str):
         raise HistoryError(f"grading run {source_id}: a draft record has no text")
     metadata = d.get("metadata")
-    reference = d.get("reference")
+    reference = _stored_draft(d.get("reference"), source_id)
     error = d.get("error")
+    transcript = d.get("transcript")
     return StoredDraft(
         source_id=source_id,
         kind="run",
         item_id=str(d.get("item_id") or ""),
         task=str(d.get("task") or ""),
-        draft=content,
+        draft=content if transcript is None else _stored_draft(transcript, source_id) or content,
         verdicts=verdicts_of(d, rubric),
         reasoning=_reasoning(d),
         error=str(error) if error else None,
-        reference=reference if isinstance(reference, str) else None,
+        reference=reference,
         metadata=dict(metadata) if isinstance(metadata, Mapping) else {},
     )
+
+
+def _stored_draft(value: Any, source_id: str) -> str | Transcript | None:
+    """A stored draft or reference: text as it is, a transcript's messages read back."""
+    if isinstance(value, str) or value is None:
+        return value
+    if isinstance(value, Mapping) and "messages" in value:
+        try:
+            return Transcript.from_json(value, source=f"grading run {source_id}")
+        except TranscriptError as exc:
+            raise HistoryError(f"grading run {source_id}: a stored transcript: {exc}") from None
+    return None
 
 
 def _loop_draft(

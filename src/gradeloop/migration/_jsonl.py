@@ -19,27 +19,29 @@ from typing import Any
 from ..errors import InputError
 from ..grading._files import read_utf8
 from ..grading._rubric import Rubric
+from ..grading._transcript import Transcript
 from ..judging._bias import PairItem
 
 __all__ = ["DraftItem", "LabelledItem", "digest", "read_drafts", "read_labels", "read_pairs"]
 
-_DRAFT_FIELDS = ("id", "task", "draft", "reference", "metadata")
-_LABEL_FIELDS = ("id", "task", "draft", "labels", "reference", "metadata")
+_DRAFT_FIELDS = ("id", "task", "draft", "messages", "reference", "metadata")
+_LABEL_FIELDS = ("id", "task", "draft", "messages", "labels", "reference", "metadata")
 
 
 @dataclass(frozen=True)
 class DraftItem:
     """A draft to grade: its id (the output id shadow outcomes are stored under).
 
-    ``reference`` and ``metadata`` (optional) reach the checkers that declare a
-    ``context`` parameter, as :class:`~gradeloop.CheckContext`.
+    ``draft`` is the text, or the agent's :class:`~gradeloop.Transcript` (a line's
+    ``"messages"``). ``reference`` and ``metadata`` (optional) reach the checkers
+    that declare a ``context`` parameter, as :class:`~gradeloop.CheckContext`.
     """
 
     output_id: str
     task: str
-    draft: str
+    draft: str | Transcript
     where: str = ""
-    reference: str | None = None
+    reference: str | Transcript | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -49,16 +51,17 @@ class LabelledItem:
 
     output_id: str
     task: str
-    draft: str
+    draft: str | Transcript
     labels: Mapping[str, bool | float]
     where: str = ""
-    reference: str | None = None
+    reference: str | Transcript | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 def read_drafts(path: str | Path, *, default_task: str | None = None) -> list[DraftItem]:
     """``{"task", "draft"}`` objects (``"id"`` optional; ``task`` may come from
-    ``default_task``)."""
+    ``default_task``). A line may carry an agent's ``"messages"`` instead of a
+    ``"draft"``, and its ``"reference"`` may be messages too (docs/agents.md)."""
     items: list[DraftItem] = []
     seen: dict[str, str] = {}
     for line, obj, where in _objects(path, "drafts"):
@@ -153,11 +156,19 @@ def _known(obj: Mapping[str, Any], fields: tuple[str, ...], where: str) -> None:
 
 def _task_and_draft(
     obj: Mapping[str, Any], default_task: str | None, where: str
-) -> tuple[str, str]:
-    draft = obj.get("draft")
+) -> tuple[str, str | Transcript]:
+    draft: str | Transcript | None = obj.get("draft")
+    if "messages" in obj:
+        if draft is not None:
+            raise InputError(
+                f"{where}: give 'draft' (text) or 'messages' (an agent's transcript), not both"
+            )
+        draft = _transcript(obj["messages"], where, "messages")
     if draft is None:
-        raise InputError(f"{where}: missing field 'draft' (the text to grade)")
-    if not isinstance(draft, str):
+        raise InputError(
+            f"{where}: missing field 'draft' (the text to grade) or 'messages' (a transcript)"
+        )
+    if not isinstance(draft, str | Transcript):
         raise InputError(f"{where}: 'draft' must be a string, not {_kind(draft)}")
     task = obj.get("task", default_task)
     if task is None:
@@ -169,11 +180,27 @@ def _task_and_draft(
     return task, draft
 
 
-def _context_fields(obj: Mapping[str, Any], where: str) -> tuple[str | None, dict[str, Any]]:
-    """The optional ``reference`` (a string) and ``metadata`` (an object) of a line."""
+def _transcript(value: Any, where: str, field: str) -> Transcript:
+    """A line's messages, read; an error names the line, the field and the message."""
+    if not isinstance(value, list | dict):
+        raise InputError(
+            f"{where}: {field!r} must be a list of messages (or an object with "
+            f"'messages'), not {_kind(value)}"
+        )
+    return Transcript.from_json(value, source=f"{where}: {field!r}")  # names the message
+
+
+def _context_fields(
+    obj: Mapping[str, Any], where: str
+) -> tuple[str | Transcript | None, dict[str, Any]]:
+    """The optional ``reference`` (a string, or messages) and ``metadata`` (an object)."""
     reference = obj.get("reference")
-    if reference is not None and not isinstance(reference, str):
-        raise InputError(f"{where}: 'reference' must be a string, not {_kind(reference)}")
+    if isinstance(reference, list | dict):
+        reference = _transcript(reference, where, "reference")
+    elif reference is not None and not isinstance(reference, str):
+        raise InputError(
+            f"{where}: 'reference' must be a string or a list of messages, not {_kind(reference)}"
+        )
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise InputError(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..grading._rubric import Rubric
+from ..grading._transcript import judge_text
 from ._agreement import PassFailStats, pass_fail_stats
 from ._jsonl import LabelledItem
 
@@ -67,10 +68,10 @@ def labeller_agreement(
     / not met (a scored label is met at the key's threshold), in rubric order."""
     theirs: dict[tuple[str, str], Mapping[str, bool | float]] = {}
     for item in second:
-        theirs.setdefault((item.task, item.draft), item.labels)
+        theirs.setdefault((item.task, judge_text(item.draft)), item.labels)
     pairs: dict[str, tuple[list[bool], list[bool]]] = {}
     for item in first:
-        other = theirs.get((item.task, item.draft))
+        other = theirs.get((item.task, judge_text(item.draft)))
         if other is None:
             continue
         for key, label in item.labels.items():

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
+from ..grading._transcript import judge_text
 from ..grading._verdict import Verdict
 from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
@@ -306,7 +307,7 @@ def regrade(
     reusable = set()
     if reuse and (judge is None or _same_judge(source, new_print)):
         reusable = {c.key for c in rubric.judge_criteria if c.key not in changed}
-    by_text = {(d.task, d.draft): d for d in source.drafts}
+    by_text = {(d.task, judge_text(d.draft)): d for d in source.drafts}  # as the judge sees it
     wrapped: Any = judge
     if rubric.judge_criteria and reusable:
         missing = [d for d in source.drafts if any(d.met(k) is None for k in reusable)]

@@ -19,6 +19,7 @@ from ._cells import (
 )
 from ._html import Safe, el, join, when
 from ._judging import jury_rows, jury_table
+from ._transcript import transcript_details
 
 __all__ = ["run_section"]
 
@@ -73,7 +74,8 @@ def run_section(data: Mapping[str, Any], *, heading: str = "h2") -> Safe:
             "details",
             el("summary", f"{d.get('item_id')}"),
             detail_block({**d, "judge_error": d.get("error")}, keys),
-            el(
+            transcript_details(d)
+            or el(
                 "details", el("summary", "draft"), el("pre", d.get("content") or "", class_="draft")
             ),
             class_="draft-detail",

@@ -101,6 +101,8 @@ form.filters label { display: flex; flex-direction: column; font-size: 12px; col
 svg.plot { background: #fff; border: 1px solid var(--line); }
 svg.plot text { font: 11px system-ui, sans-serif; fill: #57606a; }
 .legend span { margin-right: 12px; white-space: nowrap; }
+ol.transcript { padding-left: 28px; } ol.transcript > li { margin: 6px 0; }
+ol.transcript .result { margin-left: 12px; }
 .swatch { display: inline-block; width: 18px; height: 3px; vertical-align: middle;
   margin-right: 4px; }
 """

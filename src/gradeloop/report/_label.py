@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..grading._transcript import Transcript
 from ..migration._evidence import StoredDraft, StoredRun
 
 __all__ = ["LabelKey", "LabelSession"]
@@ -125,10 +126,11 @@ class LabelSession:
         for ident, d, labels in zip(self.ids, self.drafts, self.labels, strict=True):
             if not labels:
                 continue
-            line: dict[str, Any] = {"id": ident, "task": d.task, "draft": d.draft}
+            line: dict[str, Any] = {"id": ident, "task": d.task, **_draft_fields(d.draft)}
             line["labels"] = {k.key: labels[k.key] for k in self.keys if k.key in labels}
             if d.reference is not None:
-                line["reference"] = d.reference
+                ref = d.reference
+                line["reference"] = ref.to_json() if isinstance(ref, Transcript) else ref
             if d.metadata:
                 line["metadata"] = dict(d.metadata)
             out.append(line)
@@ -163,7 +165,13 @@ class LabelSession:
                 continue
             obj = _line(raw)
             n = where.get(str(obj.get("id"))) if obj is not None else None
-            if obj is None or n is None or obj.get("draft") != self.drafts[n].draft:
+            mine = _draft_fields(self.drafts[n].draft) if n is not None else None
+            if (
+                obj is None
+                or n is None
+                or mine is None
+                or any(obj.get(k) != v for k, v in mine.items())
+            ):
                 raise InputError(
                     f"--out {self.out}:{number} is not a label of this run's drafts; give a "
                     "new file (labels are never written over another file)"
@@ -192,3 +200,11 @@ def _unique_ids(drafts: Sequence[StoredDraft]) -> list[str]:
         seen[base] = seen.get(base, 0) + 1
         out.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
     return out
+
+
+def _draft_fields(draft: str | Transcript) -> dict[str, Any]:
+    """How a draft is written in the labels file: ``draft`` text, or a transcript's
+    ``messages`` (both read by ``calibrate``)."""
+    if isinstance(draft, Transcript):
+        return {"messages": draft.messages}
+    return {"draft": draft}

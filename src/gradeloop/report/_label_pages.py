@@ -16,6 +16,7 @@ not an echo of the judge's.
 
 from __future__ import annotations
 
+from ..grading._transcript import judge_text
 from ._html import Safe, el, join
 from ._label import LabelKey, LabelSession
 
@@ -229,10 +230,10 @@ def item_page(session: LabelSession, n: int, token: str) -> str:
         el("h3", "task"),
         el("pre", d.task or "(none)", class_="task"),
         el("h3", "draft"),
-        el("pre", d.draft, class_="draft"),
+        el("pre", judge_text(d.draft), class_="draft"),
     ]
     if d.reference is not None:
-        parts += [el("h3", "reference"), el("pre", d.reference, class_="reference")]
+        parts += [el("h3", "reference"), el("pre", judge_text(d.reference), class_="reference")]
     parts += [
         el("h3", "judge keys"),
         el(

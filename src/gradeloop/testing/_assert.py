@@ -15,6 +15,7 @@ from typing import Any
 
 from ..grading._grade import Evaluation, Judge, grade
 from ..grading._rubric import Rubric
+from ..grading._transcript import Draft
 
 __all__ = ["assert_graded", "failure_table", "observe"]
 
@@ -38,14 +39,18 @@ def _rubric(rubric: Rubric | Mapping[str, Any] | str | os.PathLike[str]) -> Rubr
 
 
 def assert_graded(
-    draft: str,
+    draft: Draft,
     rubric: Rubric | Mapping[str, Any] | str | os.PathLike[str],
     *,
     task: str = "",
     judge: Judge | None = None,
-    reference: str | None = None,
+    reference: Draft | None = None,
 ) -> Evaluation:
     """Grade ``draft`` and raise :class:`AssertionError` unless it is accepted.
+
+    ``draft`` and ``reference`` may be text or an agent's transcript (a
+    :class:`~gradeloop.Transcript` or a list of message dicts), as for
+    :func:`~gradeloop.grade`.
 
     ``rubric`` is a :class:`~gradeloop.Rubric`, its dict, or a rubric file's path.
     Judge-filled keys need ``judge`` (in pytest, the ``gradeloop_judge`` fixture

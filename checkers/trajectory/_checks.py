@@ -1,0 +1,171 @@
+"""The five trajectory checkers and their options (validated when a rubric loads).
+
+Each is given the draft's transcript by :func:`._read.reads_transcript` (a text draft
+fails with "the draft has no tool calls" before it runs) and names the calls at fault
+in one-line issues.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, with_config
+from typing_extensions import TypedDict
+
+from gradeloop import CheckContext, CheckResult, Transcript
+
+from .._options import Count, NonEmpty, not_below, one_of_required
+from ._args import ArgsMode, covers, same
+from ._modes import MODES
+from ._read import call_text, listed, reads_transcript, wants_from
+
+__all__ = ["step_count", "tool_args_match", "tool_called", "tool_not_called", "tool_sequence"]
+
+
+def _json_object(value: dict[str, Any]) -> dict[str, Any]:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"arguments must be JSON data (strings, numbers, booleans, lists, tables): {exc}"
+        ) from None
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
+"""A tool call's arguments as a rubric writes them: a table of JSON values."""
+
+
+@with_config(ConfigDict(extra="forbid"))
+class ExpectedCall(TypedDict):
+    """One expected call: ``{name = "refund", args = {order_id = "A1"}}``; without
+    ``args`` any arguments do."""
+
+    name: NonEmpty
+    args: NotRequired[JsonObject]
+
+
+Mode = Literal["strict", "unordered", "subset", "superset"]
+Match = Literal["exact", "subset"]
+
+
+def _some_limit(value: int | None, info: ValidationInfo) -> int | None:
+    if value is None and info.data.get("min") == 0:
+        raise ValueError("min = 0 with no max lets every draft pass; set max, or raise min")
+    return value
+
+
+@reads_transcript
+def tool_called(
+    transcript: Transcript,
+    *,
+    name: NonEmpty,
+    min: Count = 1,
+    max: Annotated[
+        Count | None, Field(validate_default=True), not_below("min"), AfterValidator(_some_limit)
+    ] = None,
+    context: CheckContext | None = None,
+) -> CheckResult:
+    """The agent called tool ``name`` at least ``min`` times (default 1) and at most ``max``."""
+    made = [c for c in transcript.tool_calls if c.name == name]
+    if len(made) < min:
+        need = "once" if min == 1 else f"{min} times"
+        issue = f"{name!r} was called {_times(len(made))}; call it at least {need}"
+        return CheckResult(False, [issue])
+    if max is not None and len(made) > max:
+        where = ", ".join(str(c.message_index) for c in made[:10])
+        more = ", ..." if len(made) > 10 else ""
+        issue = f"{name!r} was called {_times(len(made))} (messages {where}{more})"
+        return CheckResult(False, [f"{issue}; at most {max} allowed"])
+    return CheckResult(True)
+
+
+@reads_transcript
+def tool_not_called(
+    transcript: Transcript,
+    *,
+    names: Annotated[tuple[NonEmpty, ...], Field(min_length=1)],
+    context: CheckContext | None = None,
+) -> CheckResult:
+    """The agent called none of the tools in ``names``."""
+    forbidden = set(names)
+    issues = [
+        f"forbidden tool {c.name!r} was called: {call_text(c)}"
+        for c in transcript.tool_calls
+        if c.name in forbidden
+    ]
+    return CheckResult(not issues, listed(issues, "more forbidden calls"))
+
+
+@reads_transcript
+def tool_sequence(
+    transcript: Transcript,
+    *,
+    mode: Mode = "strict",
+    args: ArgsMode = "exact",
+    expected: Sequence[ExpectedCall] | None = None,
+    context: CheckContext | None = None,
+) -> CheckResult:
+    """The agent's tool calls match the expected ones (``expected``, else the reference
+    transcript's): ``strict`` the same calls in order, ``unordered`` the same calls,
+    ``subset`` only expected calls, ``superset`` every expected call."""
+    wants = wants_from(expected, context)
+    if isinstance(wants, str):
+        return CheckResult(False, [wants])
+    outcome = MODES[mode](transcript.tool_calls, wants, args)
+    return CheckResult(outcome.passed, outcome.issues, outcome.score)
+
+
+@reads_transcript
+def tool_args_match(
+    transcript: Transcript,
+    *,
+    name: NonEmpty,
+    args: JsonObject,
+    match: Match = "exact",
+    context: CheckContext | None = None,
+) -> CheckResult:
+    """A call of tool ``name`` has exactly ``args`` (``match="subset"``: at least
+    ``args``, nested objects compared the same way)."""
+    made = [c for c in transcript.tool_calls if c.name == name]
+    if not made:
+        return CheckResult(False, [f"{name!r} was never called"])
+    fits = same if match == "exact" else covers
+    if any(fits(args, c.args) for c in made):
+        return CheckResult(True)
+    wanted = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    shown = "; ".join(call_text(c) for c in made[:3]) + ("; ..." if len(made) > 3 else "")
+    how = "exactly these arguments" if match == "exact" else "these arguments (and maybe more)"
+    return CheckResult(False, [f"no call of {name!r} has {how}: {wanted}; its calls: {shown}"])
+
+
+@reads_transcript
+def step_count(
+    transcript: Transcript,
+    *,
+    min: Count | None = None,
+    max: Annotated[
+        Count | None,
+        Field(validate_default=True),
+        not_below("min"),
+        one_of_required(("min", "max")),
+    ] = None,
+    context: CheckContext | None = None,
+) -> CheckResult:
+    """The agent took at least ``min`` and at most ``max`` steps (assistant messages)."""
+    steps = transcript.assistant_turns
+    if min is not None and steps < min:
+        return CheckResult(False, [f"the agent took {_steps(steps)}; it needs at least {min}"])
+    if max is not None and steps > max:
+        return CheckResult(False, [f"the agent took {_steps(steps)}; at most {max} allowed"])
+    return CheckResult(True)
+
+
+def _times(n: int) -> str:
+    return {0: "never", 1: "once"}.get(n, f"{n} times")
+
+
+def _steps(n: int) -> str:
+    return "1 step (assistant message)" if n == 1 else f"{n} steps (assistant messages)"

@@ -1,0 +1,115 @@
+"""The one reader of transcripts for the trajectory checkers, and how calls are named.
+
+Every trajectory checker gets its transcript here, from the draft's
+:class:`gradeloop.CheckContext` (``context.transcript``), and its expected calls
+from its ``expected`` option or the reference transcript. A text draft has no
+transcript: each checker then fails with :data:`NO_CALLS`, never passes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from gradeloop import CheckContext, CheckResult, ToolCall, Transcript
+
+from ._pair import Want
+
+__all__ = [
+    "MAX_LISTED",
+    "NO_CALLS",
+    "call_text",
+    "listed",
+    "no_transcript",
+    "reads_transcript",
+    "transcript_of",
+    "want_text",
+    "wants_from",
+]
+
+NO_CALLS = (
+    "the draft has no tool calls: it is text, not an agent's transcript; grade the "
+    "agent's messages (a Transcript or a list of message dicts) to check its tool calls"
+)
+#: Calls named one by one in a checker's issues; the rest are counted.
+MAX_LISTED = 5
+_ARGS_SHOWN = 80  # characters of a call's arguments quoted in an issue
+
+
+def transcript_of(context: CheckContext | None) -> Transcript | None:
+    """The draft's transcript, or None for a text draft (or no context at all)."""
+    return context.transcript if context is not None else None
+
+
+def no_transcript() -> CheckResult:
+    """What every trajectory checker says of a text draft."""
+    return CheckResult(False, [NO_CALLS])
+
+
+def reads_transcript(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
+    """Make ``fn(transcript, **options)`` a checker ``(text, **options)``: it fails on a
+    text draft with :data:`NO_CALLS` and is given the transcript otherwise. The checker
+    shows ``fn``'s signature (its options and ``context``), as gradeloop reads it."""
+
+    @functools.wraps(fn)
+    def checker(text: str, /, **options: Any) -> CheckResult:
+        transcript = transcript_of(options.get("context"))
+        if transcript is None:
+            return no_transcript()
+        return fn(transcript, **options)
+
+    return checker
+
+
+def _args_text(args: Mapping[str, Any]) -> str:
+    try:
+        text = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else ""
+    except (TypeError, ValueError, RecursionError):
+        text = "..."
+    return text if len(text) <= _ARGS_SHOWN else text[: _ARGS_SHOWN - 1] + "…"
+
+
+def call_text(call: ToolCall) -> str:
+    """``refund({"amount":3,"order_id":"A1"}) (message 4)``: a call as issues name it."""
+    return f"{call.name}({_args_text(call.args)}) (message {call.message_index})"
+
+
+def want_text(want: Want) -> str:
+    """An expected call as issues name it (``...`` for any arguments)."""
+    args = "..." if want.args is None else _args_text(want.args)
+    return f"{want.name}({args})"
+
+
+def listed(issues: Sequence[str], what: str = "more") -> list[str]:
+    """At most :data:`MAX_LISTED` issues, and a count of the rest."""
+    if len(issues) <= MAX_LISTED:
+        return list(issues)
+    return [*issues[:MAX_LISTED], f"... and {len(issues) - MAX_LISTED} {what}"]
+
+
+def wants_from(
+    expected: Iterable[Mapping[str, Any]] | None, context: CheckContext | None
+) -> list[Want] | str:
+    """The expected calls: the ``expected`` option, else the reference transcript's
+    calls; an issue (a string) when there are neither."""
+    if expected is not None:
+        return [Want(str(e["name"]), _args_of(e), n) for n, e in enumerate(expected)]
+    reference = context.reference_transcript if context is not None else None
+    if reference is not None:
+        return [Want(c.name, c.args, n) for n, c in enumerate(reference.tool_calls)]
+    if context is not None and context.reference is not None:
+        return (
+            "the reference is text, with no tool calls to expect; give the reference as "
+            "an agent's messages, or list the calls in this criterion's `expected` option"
+        )
+    return (
+        "no expected calls: list them in this criterion's `expected` option, or give a "
+        "reference transcript (grade(..., reference=messages), 'reference' in a JSONL line)"
+    )
+
+
+def _args_of(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    args = entry.get("args")
+    return dict(args) if isinstance(args, Mapping) else None
