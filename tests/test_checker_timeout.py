@@ -191,6 +191,9 @@ def test_the_async_and_batch_roads_give_up_too(reg: Registry) -> None:
     r = rubric(reg, "stuck", "quick", judged=True)
     out = asyncio.run(agrade("d", r, judge=AllMet(), registry=reg))
     assert_stuck_key(out, "k0_stuck")
+    slow = rubric(reg, "stuck", "quick", judged=True, timeout=600)
+    out = asyncio.run(agrade("d", slow, judge=AllMet(), registry=reg, checker_timeout=0.3))
+    assert_stuck_key(out, "k0_stuck")
     many = grade_many(["a", "b"], r, judge=AllMet(), registry=reg, concurrency=2)
     assert [m.output_id for m in many] == ["draft-1", "draft-2"]
     for m in many:

@@ -44,12 +44,14 @@ async def agrade(
     registry: Registry | None = None,
     reference: Draft | None = None,
     metadata: Mapping[str, Any] | None = None,
+    checker_timeout: float | None = None,
 ) -> Evaluation:
     """Async :func:`~gradeloop.grade`: same arguments, same result, same errors.
 
     A judge with an ``async def aevaluate(task, draft, criteria)`` is awaited; a judge
     with only ``evaluate`` runs in a worker thread, as do the code checkers, so the
-    event loop stays free for other drafts.
+    event loop stays free for other drafts. ``checker_timeout`` is
+    :func:`~gradeloop.grade`'s.
     """
     plan = start_plan(
         draft,
@@ -60,6 +62,7 @@ async def agrade(
         registry=registry,
         reference=reference,
         metadata=metadata,
+        checker_timeout=checker_timeout,
     )
     with judge_calls() as calls:
         answer = await check_and_ask(plan, judge)
