@@ -172,3 +172,28 @@ def test_the_cli_refuses_bad_input(tmp_path: Path) -> None:
         )
     ran = cli("label", code_only, "--db", str(db), "--out", str(tmp_path / "l.jsonl"))
     assert ran.code == 2 and "has no judge keys: there is nothing to label" in ran.err
+
+
+def test_a_transcript_draft_is_labelled_and_written_as_its_messages(tmp_path: Path) -> None:
+    from gradeloop import Transcript
+    from gradeloop.report._label_pages import item_page
+
+    messages = [
+        {"role": "user", "content": "Where is my order?"},
+        {"role": "assistant", "content": "It shipped <b>today</b>."},
+    ]
+    db = tmp_path / "h.db"
+    drafts = [GradedDraft("t1", Transcript.from_messages(messages), None, "answer")]
+    with HistoryStore(db) as store:
+        run = store.add_grading_run(drafts, rubric=RUBRIC)
+        session = LabelSession(stored_run(store, run), tmp_path / "labels.jsonl")
+    assert isinstance(session.drafts[0].draft, Transcript)
+    page = str(item_page(session, 0, "token"))
+    assert "It shipped &lt;b&gt;today&lt;/b&gt;." in page  # the rendering, escaped
+    session.mark(0, "cites", "unmet")
+    [line] = [json.loads(x) for x in session.out.read_text().splitlines()]
+    assert line["messages"] == messages and "draft" not in line
+    [item] = read_labels(session.out, Rubric.from_dict(RUBRIC))
+    assert isinstance(item.draft, Transcript) and item.draft.messages == messages
+    again = LabelSession(session.run, session.out)  # resumes its own transcript labels
+    assert again.labels[0] == {"cites": False}
