@@ -24,6 +24,7 @@ from gradeloop.errors import (
     PluginError,
     RubricError,
     RubricWarning,
+    StructuredFormWarning,
     UnknownCheckerError,
     UnusableFileError,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "RubricWarning",
     "ShadowResult",
     "ShadowSide",
+    "StructuredFormWarning",
     "ToolRunner",
     "UnknownCheckerError",
     "UnusableFileError",

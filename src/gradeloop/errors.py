@@ -29,6 +29,8 @@ The tree::
 
     RubricWarning (UserWarning)         a rubric that loads but costs more than it should
                                         (long anchors/examples sent with every judge call)
+    StructuredFormWarning (UserWarning) a server refused a structured-output form and the
+                                        judge stepped down to the next (said once a client)
 
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
@@ -56,6 +58,7 @@ __all__ = [
     "PluginError",
     "RubricError",
     "RubricWarning",
+    "StructuredFormWarning",
     "UnknownCheckerError",
     "UnusableFileError",
 ]
@@ -93,6 +96,13 @@ class RubricWarning(UserWarning):
     """A rubric that is valid but wasteful, such as very long anchors or examples.
 
     Not an error: the rubric loads. Silence it with the :mod:`warnings` filters.
+    """
+
+
+class StructuredFormWarning(UserWarning):
+    """A server refused a structured-output form (``response_format`` json_schema,
+    ``output_config``...), and a judge with ``structured="auto"`` stepped down to the
+    next form for that client. Said once per client; the message names both forms.
     """
 
 

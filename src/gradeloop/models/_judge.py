@@ -21,8 +21,10 @@ from ..grading._rubric import Criterion
 from ..grading._samples import SampledVerdict, combine, doubtful_keys
 from ..grading._verdict import Verdict
 from ._aclient import AsyncTwin
-from ._client import describe_api_error, judge_model, make_client
+from ._client import judge_model, make_client
 from ._digest import request_digest
+from ._failure import describe_api_error, refuses_structure, server_message
+from ._forms import ANTHROPIC_FORMS, Form, FormMemory
 from ._prompts import judge_system, judge_user, repair_request
 from ._raw import apost_message, post_message, raw_client
 from ._reply import FINISHED, UNREADABLE, first_text, unreadable
@@ -58,6 +60,7 @@ class _Answer:
     key: str | None = None  # the cache key of the request, when a cache is in use
     cached: bool = False
     batch: bool = False  # a Message Batches result: priced at the batch discount
+    form: Form | None = None  # the structured-output form the request was sent in
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,11 @@ class AnthropicJudge(Metered):
       llama.cpp): the schema goes in the system text, the reply's JSON is
       validated, and one repair request is made before giving up;
     * ``"auto"`` (default) - native, switching to JSON mode for good when a reply
-      is plain prose, the sign of a server that ignored ``output_config``.
+      is plain prose, the sign of a server that ignored ``output_config``; and when
+      a server *refuses* ``output_config`` (HTTP 400/422/500 naming it or the
+      schema), stepping down to JSON mode for every judge on that client, said once
+      as a :class:`~gradeloop.errors.StructuredFormWarning`. A refusal is never a
+      verdict and does not spend the repair attempt.
 
     ``cache`` (a :class:`~gradeloop.JudgeCache`) reuses the reply of an identical
     earlier request instead of sending it; only valid verdicts are stored, and a
@@ -170,7 +177,8 @@ class AnthropicJudge(Metered):
         self.feedback = feedback
         self.extra_body = dict(extra_body) if extra_body else None
         self.cache = cache
-        self._json_mode = structured == "json"
+        self._json_mode = structured == "json"  # this judge's own switch (a prose reply)
+        self._forms = FormMemory(self.client, self._form_order, structured)
         self._async = AsyncTwin(self.client, async_client)
 
     def __repr__(self) -> str:
@@ -179,15 +187,27 @@ class AnthropicJudge(Metered):
             f"structured={self.structured!r}, mode={self.mode!r})"
         )
 
+    #: The structured-output forms this judge tries in ``"auto"``, in order.
+    _form_order: tuple[Form, ...] = ANTHROPIC_FORMS
+
     @property
     def mode(self) -> Literal["native", "json"]:
         """How the next request is made; ``"auto"`` starts native and may switch once."""
-        return "json" if self._json_mode else "native"
+        return "json" if self._in_json() else "native"
+
+    @property
+    def form(self) -> Form:
+        """The structured-output form the next request is sent in (``"json"``: the
+        schema in the system text)."""
+        return "json" if self._json_mode else self._forms.current()
+
+    def _in_json(self) -> bool:
+        return self._json_mode or self._forms.current() == "json"
 
     def system_prompt(self, criteria: Sequence[Criterion]) -> str:
         """The system text the next evaluation of ``criteria`` would send."""
         spec = wire_spec(_judged(criteria), feedback=self.feedback)
-        return judge_system(spec.criteria, spec.schema_text() if self._json_mode else None)
+        return judge_system(spec.criteria, spec.schema_text() if self._in_json() else None)
 
     def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         """Judge ``draft`` against the judge-filled keys of ``criteria``.
@@ -283,9 +303,11 @@ class AnthropicJudge(Metered):
     def _flow(self, task: str, draft: str, criteria: Sequence[Criterion], trace: _Trace) -> _Flow:
         spec = wire_spec(_judged(criteria), feedback=self.feedback)
         user = {"role": "user", "content": judge_user(task, draft)}
-        if not self._json_mode:
+        if not self._in_json():
             system = judge_system(spec.criteria)
             answer = yield _Step("evaluate", system, [user], spec.output_config(), spec)
+            if answer.form == "json":  # the server refused output_config: stepped down
+                return (yield from self._json_flow(spec, user, trace, answer))
             verdict = self._read_native(spec, answer, trace)
             if verdict is not None:
                 return verdict
@@ -315,9 +337,14 @@ class AnthropicJudge(Metered):
         self._settle("evaluate", answer, trace)
         return verdict
 
-    def _json_flow(self, spec: WireSpec, user: dict[str, str], trace: _Trace) -> _Flow:
+    def _json_flow(
+        self, spec: WireSpec, user: dict[str, str], trace: _Trace, answer: _Answer | None = None
+    ) -> _Flow:
+        """JSON mode: the schema in the system text, one repair. ``answer`` is the reply
+        to a request already sent that way (a structured form the server refused)."""
         system = judge_system(spec.criteria, spec.schema_text())
-        answer = yield _Step("evaluate", system, [user], None, spec)
+        if answer is None:
+            answer = yield _Step("evaluate", system, [user], None, spec)
         try:
             verdict = _read(spec, answer)
         except WireError as err:
@@ -361,28 +388,39 @@ class AnthropicJudge(Metered):
 
     # -- sending one request ----------------------------------------------------------
 
-    def _request(self, step: _Step) -> dict[str, Any]:
+    def _shape(self, step: _Step, form: Form) -> tuple[str, dict[str, Any] | None]:
+        """The system text and ``output_config`` of ``step`` sent in ``form``: in JSON
+        mode the schema goes in the system text, and no structured field is sent."""
+        if step.output_config is None:
+            return step.system, None
+        if form == "json":
+            return judge_system(step.spec.criteria, step.spec.schema_text()), None
+        return step.system, step.output_config
+
+    def _request(self, step: _Step, form: Form | None = None) -> dict[str, Any]:
+        system, output_config = self._shape(step, form or self.form)
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
             "system": [
                 {
                     "type": "text",
-                    "text": step.system,
+                    "text": system,
                     "cache_control": {"type": "ephemeral", "ttl": self.cache_ttl},
                 }
             ],
             "messages": step.messages,
         }
-        if step.output_config is not None:
-            request["output_config"] = step.output_config
+        if output_config is not None:
+            request["output_config"] = output_config
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
         return request
 
     def _send(self, step: _Step, trace: _Trace) -> _Answer:
-        request = self._request(step)
-        key, hit = self._lookup(step, request)
+        form = self.form
+        request = self._request(step, form)
+        key, hit = self._lookup(step, request, form)
         if hit is not None:
             return hit
         import anthropic  # only here: a replayed (cached) reply needs no SDK
@@ -395,14 +433,17 @@ class AnthropicJudge(Metered):
             else:
                 reply = self.client.messages.parse(**request)
         except anthropic.APIError as exc:
-            raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
+            if self._refused(step, form, exc, started, trace):
+                return self._send(step, trace)  # in the next form (a few at most)
+            raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace)
+        return self._answer(step.kind, reply, started, key, trace, form)
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
-        request = self._request(step)
-        key, hit = self._lookup(step, request)
+        form = self.form
+        request = self._request(step, form)
+        key, hit = self._lookup(step, request, form)
         if hit is not None:
             return hit
         import anthropic  # only here: a replayed (cached) reply needs no SDK
@@ -418,12 +459,16 @@ class AnthropicJudge(Metered):
             else:
                 reply = await aclient.messages.parse(**request)
         except anthropic.APIError as exc:
-            raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
+            if self._refused(step, form, exc, started, trace):
+                return await self._asend(step, trace)
+            raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace)
+        return self._answer(step.kind, reply, started, key, trace, form)
 
-    def _lookup(self, step: _Step, request: dict[str, Any]) -> tuple[str | None, _Answer | None]:
+    def _lookup(
+        self, step: _Step, request: dict[str, Any], form: Form | None = None
+    ) -> tuple[str | None, _Answer | None]:
         """The request's cache key, and the cached answer if a valid one is stored."""
         if self.cache is None:
             return None, None
@@ -437,7 +482,28 @@ class AnthropicJudge(Metered):
             # stored by a laxer gradeloop, or damaged: never reuse it, ask again
             self.cache.discard(key)
             return key, None
-        return key, _Answer(None, text, None, time.perf_counter(), key, cached=True)
+        return key, _Answer(None, text, None, time.perf_counter(), key, cached=True, form=form)
+
+    def _describe(self, exc: BaseException) -> str:
+        return describe_api_error(exc, api=self._api_name)
+
+    def _server(self) -> str:
+        """How the server is named in the line that says it refused a form."""
+        base = getattr(self.client, "base_url", None)
+        return f"the server at {base}" if base else "the server"
+
+    def _refused(
+        self, step: _Step, form: Form, exc: BaseException, started: float, trace: _Trace
+    ) -> bool:
+        """Whether ``exc`` refused ``form`` and the judge stepped down (record the call,
+        then send ``step`` again); a refusal is never a verdict, nor a repair."""
+        if step.output_config is None or form == "json" or not refuses_structure(exc):
+            return False
+        if not self._forms.step_down(form, server_message(exc), self._server()):
+            return False
+        detail = f"the server refused the {form} form: {self._describe(exc)}"
+        trace.records.append(self._record(step.kind, self.model, started, error=detail))
+        return True
 
     def _api_failure(
         self, kind: CallKind, detail: str, started: float, trace: _Trace
@@ -459,20 +525,26 @@ class AnthropicJudge(Metered):
         return JudgeError(f"the judge gave no verdict: {failure}", reason="api_error")
 
     def _answer(
-        self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
+        self,
+        kind: CallKind,
+        reply: Any,
+        started: float,
+        key: str | None,
+        trace: _Trace,
+        form: Form | None = None,
     ) -> _Answer:
         parsed = getattr(reply, "parsed_output", None)
         finished = getattr(reply, "stop_reason", None) in FINISHED
         # With text in the reply, the text is read: a parse made on the client side may
         # have been lax (pydantic keeps a duplicated key's last value, for one).
         if parsed is not None and finished and _reply_text(reply) is None:
-            return _Answer(reply, None, parsed, started, key)
+            return _Answer(reply, None, parsed, started, key, form=form)
         try:
             text = first_text(reply)
         except NotAnAnswer as exc:
             trace.records.append(self._record(kind, self.model, started, reply, error=str(exc)))
             raise JudgeError(f"the judge gave no verdict: {exc}", reason=exc.reason) from exc
-        return _Answer(reply, text, None, started, key)
+        return _Answer(reply, text, None, started, key, form=form)
 
     def _settle(
         self, kind: CallKind, answer: _Answer, trace: _Trace, error: str | None = None
