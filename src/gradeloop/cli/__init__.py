@@ -13,11 +13,13 @@ import argparse
 import difflib
 import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
 
 from .. import __version__
-from ..errors import GradeloopError
+from ..errors import GradeloopError, RubricWarning, StructuredFormWarning
 from . import (
     _batch,
     _cache,
@@ -104,8 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = _parse(parser, argv)
     try:
-        _plugins.apply(args)
-        code: int = args.run(args)
+        with _one_line_warnings():
+            _plugins.apply(args)
+            code: int = args.run(args)
     except GradeloopError as exc:
         print(f"gradeloop: error: {exc}{_plugins.hint(exc)}", file=sys.stderr)
         return 2
@@ -130,6 +133,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         close_resources(args)
     return code
+
+
+# gradeloop's own warnings are for the person at the terminal: one line each, in the
+# shape of the CLI's other messages, not Python's two lines with a source line.
+_OWN_WARNINGS = (RubricWarning, StructuredFormWarning)
+
+
+@contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *rest: Any, **kw: Any) -> None:
+            if issubclass(category, _OWN_WARNINGS):
+                text = " ".join(str(message).split())
+                print(f"gradeloop: warning: {text}", file=sys.stderr)
+            else:
+                shown(message, category, *rest, **kw)
+
+        warnings.showwarning = show
+        # a step down is news, never an error: said once, and grading goes on
+        warnings.filterwarnings("default", category=StructuredFormWarning)
+        yield
 
 
 def entry() -> NoReturn:

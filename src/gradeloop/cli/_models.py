@@ -239,19 +239,11 @@ def model_failure(exc: BaseException) -> str | None:
     """One line for a model server that could not be reached, refused, timed out or
     failed (an SDK ``APIError`` after the client's own retries); None for anything else.
 
-    The SDKs are looked up, never imported: a failure from one means it is loaded.
+    The line is the status, the server's message cut to a sentence (never its
+    traceback, its file paths or a whole HTML page) and the fix. The SDKs are looked
+    up, never imported: a failure from one means it is loaded.
     """
-    for name in ("anthropic", "openai"):
-        sdk = sys.modules.get(name)
-        error_type = getattr(sdk, "APIError", None)
-        if isinstance(error_type, type) and isinstance(exc, error_type):
-            status = getattr(exc, "status_code", None)
-            message = str(getattr(exc, "message", None) or exc).rstrip(".")
-            detail = (
-                f"{'HTTP ' + str(status) + ' ' if status else ''}{type(exc).__name__}: {message}"
-            )
-            return (
-                f"the model server failed after the client's retries: {detail[:300]}; "
-                "check --base-url, the API key and that the server is running"
-            )
-    return None
+    from ..models._failure import sdk_failure
+
+    line = sdk_failure(exc)
+    return None if line is None else f"the model server failed after the client's retries: {line}"

@@ -28,6 +28,7 @@ from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
+from ..models._failure import failure_line
 from ..models._usage import Meter, Usage, metered
 from ._best import best_of, iteration_rank
 from ._result import Iteration, LoopResult, StopReason
@@ -485,7 +486,7 @@ def _steps(run: _Run) -> collections.abc.Generator[Step, Any, StopReason]:
         try:
             it = yield ("generate", it.content, issues)
         except Exception as exc:  # a revision failed: keep what was judged
-            run.error = f"the generator failed: {type(exc).__name__}: {exc}"
+            run.error = f"the generator failed: {failure_line(exc)}"
             return "generator_failed"
     return "max_rounds"  # unreachable: the last round always returns above
 

@@ -20,9 +20,16 @@ the patterns have no nested or adjacent unbounded repeats.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
-__all__ = ["describe_api_error", "refuses_structure", "server_message"]
+__all__ = [
+    "describe_api_error",
+    "failure_line",
+    "refuses_structure",
+    "sdk_failure",
+    "server_message",
+]
 
 #: How much of an error body is read (a sentence is all that is kept of it).
 _SCAN = 16_384
@@ -198,3 +205,25 @@ def _hide_path(match: re.Match[str]) -> str:
     path = match.group(0)
     last = path.rsplit("/", 1)[-1]
     return "<path>" if path.count("/") >= 4 or "." in last else path
+
+
+def sdk_failure(exc: BaseException) -> str | None:
+    """:func:`describe_api_error` for an ``anthropic`` or ``openai`` ``APIError``; None
+    for anything else. The SDKs are looked up, never imported: a failure from one
+    means it is loaded."""
+    for name, api in (("anthropic", "Messages API"), ("openai", "chat completions")):
+        error_type = getattr(sys.modules.get(name), "APIError", None)
+        if isinstance(error_type, type) and isinstance(exc, error_type):
+            return describe_api_error(exc, api=api)
+    return None
+
+
+def failure_line(exc: BaseException) -> str:
+    """Any exception in one line: an SDK's API error as :func:`describe_api_error`
+    puts it, anything else as its class and the first line of its message."""
+    line = sdk_failure(exc)
+    if line is not None:
+        return line
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(exc).__name__}: {first[: _KEEP * 2]}" if first else type(exc).__name__
