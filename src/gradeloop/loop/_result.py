@@ -110,6 +110,8 @@ class LoopResult:
 
     ``draft`` was judged (unless the round cap was below 1) and ``passed`` is that
     draft's own ``accepted()``. ``rounds`` counts the evaluations attempted.
+    ``unrounded_usage`` is the usage of calls in no round (a revision that raised,
+    cut off at ``max_tokens`` for one); ``usage`` includes it.
     """
 
     draft: str
@@ -121,6 +123,7 @@ class LoopResult:
     total_time_ms: float
     evaluation: Evaluation | None = None
     error: str | None = None
+    unrounded_usage: Usage = field(default_factory=Usage)
 
     @property
     def rounds(self) -> int:
@@ -128,8 +131,8 @@ class LoopResult:
 
     @property
     def usage(self) -> Usage:
-        """Every token the loop spent, generator and judge."""
-        return sum((it.usage for it in self.history), Usage())
+        """Every token the loop spent, generator and judge, failed calls included."""
+        return sum((it.usage for it in self.history), self.unrounded_usage)
 
     @property
     def improvement_trajectory(self) -> list[float]:

@@ -140,6 +140,7 @@ class _Run:
         # Kept as the loop goes, so no round re-reads the whole history (a loop of
         # 1,000 rounds would otherwise cost the square of that):
         self.usage = Usage()  # every call so far
+        self.unrounded = Usage()  # the calls of generates that raised: in no round
         self.judged: dict[str, Iteration] = {}  # draft text -> first judged iteration
         self.scores: list[float] = []  # overall score of each judged round
         self.best_before = -1.0  # the best score before the stagnation window
@@ -153,11 +154,28 @@ class _Run:
     def generate(self, draft: str = "", issues: list[str] | None = None) -> Iteration:
         start = time.perf_counter()
         with metered() as meter:  # this loop's calls only, even on a shared generator
-            if draft:
-                text = self.generator.generate(self.gen_task, draft, issues)
-            else:
-                text = self.generator.generate(self.gen_task)
+            try:
+                if draft:
+                    text = self.generator.generate(self.gen_task, draft, issues)
+                else:
+                    text = self.generator.generate(self.gen_task)
+            except BaseException:
+                self.lost(meter)
+                raise
         return self.drafted(text, start, meter)
+
+    def lost(self, meter: Meter) -> None:
+        """Count the calls of a step that raised (a draft cut off at max_tokens, a
+        failed revision): they are in no round, but the loop spent them all the same,
+        so they go in its usage, its budgets and its history at once."""
+        if not meter.records:
+            return
+        usage = meter.usage
+        self.unrounded += usage
+        self.usage += usage
+        add = getattr(self.store, "add_loop_usage", None)
+        if add is not None:
+            add(self.loop_id, usage.to_dict())
 
     def drafted(self, text: object, start: float, meter: Meter) -> Iteration:
         """The new iteration for a draft the generator returned."""
@@ -223,6 +241,9 @@ class _Run:
                 )
             except JudgeError as exc:
                 self.judged_as(it, None, exc)
+            except BaseException:  # not a judge failure: it propagates, counted
+                self.lost(meter)
+                raise
             else:
                 self.judged_as(it, ev, None)
         it.evaluation_time_ms = (time.perf_counter() - start) * 1000
@@ -413,7 +434,26 @@ def run_loop(
     propagates.
     """
     run = _start(_Run, dict(locals()))  # the arguments above, by name
-    return _finish(run, _drive(run))
+    try:
+        reason = _drive(run)
+    except Exception as exc:
+        abandon(run, exc)
+        raise
+    return _finish(run, reason)
+
+
+def abandon(run: _Run, exc: Exception) -> None:
+    """Record in the history that the loop ended on ``exc`` before anything could be
+    returned (its first draft failed): ``generator_failed``, with no output."""
+    if run.store is not None and not run.history:
+        run.store.finish_loop(
+            run.loop_id,
+            final_output_id="",
+            passed=False,
+            stop_reason="generator_failed",
+            total_time_ms=run.elapsed_s * 1000,
+            final_score=None,
+        )
 
 
 def _start(kind: type[_Run], args: Mapping[str, Any]) -> Any:
@@ -534,6 +574,7 @@ def _finish(run: _Run, reason: StopReason) -> LoopResult:
         total_time_ms=total_ms,
         evaluation=chosen.evaluation,
         error=run.error,
+        unrounded_usage=run.unrounded,
     )
 
 
