@@ -103,7 +103,9 @@ _USAGE_COUNTS = (
 
 
 def _summed(before: dict[str, Any] | None, usage: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: int(usage.get(k) or 0) + int((before or {}).get(k) or 0) for k in _USAGE_COUNTS}
+    out: dict[str, Any] = {
+        k: int(usage.get(k) or 0) + int((before or {}).get(k) or 0) for k in _USAGE_COUNTS
+    }
     out["total_input"] = out["input_tokens"] + out["cache_creation_input_tokens"]
     out["total_input"] += out["cache_read_input_tokens"]
     old = (before or {"cost_usd": 0.0}).get("cost_usd")
@@ -139,7 +141,7 @@ class CostRecords:
                 " unpriced_rounds = unpriced_rounds + ? WHERE loop_id = ?",
                 (
                     json.dumps(_summed(before, usage)),
-                    float(cost) if priced else 0.0,  # type: ignore[arg-type]
+                    float(cost) if priced else 0.0,
                     0 if priced else 1,
                     loop_id,
                 ),
