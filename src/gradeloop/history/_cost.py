@@ -131,8 +131,9 @@ class CostRecords:
         recorded round - a generate that raised - to the loop's tokens and cost
         (committed on return). A usage whose ``cost_usd`` is None makes the loop's
         cost unknown."""
-        cost = usage.get("cost_usd")
-        priced = isinstance(cost, int | float) and not isinstance(cost, bool)
+        raw = usage.get("cost_usd")
+        priced = isinstance(raw, int | float) and not isinstance(raw, bool)
+        cost = float(raw) if priced else 0.0
         with self._write() as conn:
             row = self._require_loop(conn, loop_id)
             before = json.loads(row["unrounded_json"]) if row["unrounded_json"] else None
@@ -141,7 +142,7 @@ class CostRecords:
                 " unpriced_rounds = unpriced_rounds + ? WHERE loop_id = ?",
                 (
                     json.dumps(_summed(before, usage)),
-                    float(cost) if priced else 0.0,
+                    cost,
                     0 if priced else 1,
                     loop_id,
                 ),
