@@ -133,7 +133,7 @@ class CostRecords:
         cost unknown."""
         raw = usage.get("cost_usd")
         priced = isinstance(raw, int | float) and not isinstance(raw, bool)
-        cost = float(raw) if priced else 0.0
+        cost = float(raw) if isinstance(raw, int | float) and priced else 0.0
         with self._write() as conn:
             row = self._require_loop(conn, loop_id)
             before = json.loads(row["unrounded_json"]) if row["unrounded_json"] else None
