@@ -224,14 +224,35 @@ def close_resources(args: argparse.Namespace) -> None:
         thing.close()
 
 
-def build_generator(args: argparse.Namespace) -> Any:
+def add_max_tokens_option(parser: argparse.ArgumentParser) -> None:
+    """``--max-tokens N``: the ceiling of each draft the generator writes."""
+    parser.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        metavar="N",
+        help="cut each draft off past N tokens (default: the rubric's [generator] "
+        "max_tokens, else 8192); a small local model may otherwise write until the ceiling",
+    )
+
+
+def generator_max_tokens(args: argparse.Namespace, rubric: Any = None) -> int:
+    """``--max-tokens``, else the rubric's ``[generator] max_tokens``, else 8192."""
+    chosen = getattr(args, "max_tokens", None)
+    if chosen is None and rubric is not None:
+        chosen = getattr(rubric, "generator_max_tokens", None)
+    return 8192 if chosen is None else int(chosen)
+
+
+def build_generator(args: argparse.Namespace, rubric: Any = None) -> Any:
+    """The generator the options describe, with :func:`generator_max_tokens`."""
+    max_tokens = generator_max_tokens(args, rubric)
     if provider(args) == "openai-compatible":
         return _openai().OpenAICompatibleGenerator(
-            base_url=getattr(args, "base_url", None), model=args.model
+            base_url=getattr(args, "base_url", None), model=args.model, max_tokens=max_tokens
         )
     from ..models._anthropic import AnthropicGenerator
 
-    return AnthropicGenerator(_client(args), model=args.model)
+    return AnthropicGenerator(_client(args), model=args.model, max_tokens=max_tokens)
 
 
 def model_failure(exc: BaseException) -> str | None:

@@ -15,6 +15,7 @@ from ..loop._run import LoopEvent, run_loop
 from ._io import add_db_option, check_out, console, print_json, read_task, write_out
 from ._models import (
     add_cache_options,
+    add_max_tokens_option,
     add_model_options,
     build_generator,
     build_judge,
@@ -90,6 +91,7 @@ def add_parser(sub: Any) -> None:
     add_db_option(p)
     add_graph_options(p)
     add_model_options(p, generator=True)
+    add_max_tokens_option(p)
     add_cache_options(p)
     p.set_defaults(run=run)
 
@@ -114,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             "no model is configured to write drafts: set ANTHROPIC_API_KEY, "
             "or pass --base-url for a local server"
         )
-    generator = build_generator(args)
+    generator = build_generator(args, rubric)
     judge = build_judge(args) if judge_request(rubric) else None
     store = None if args.no_history else HistoryStore(args.db)
     progress = _Progress(args.max_rounds if not args.single_shot else 1)
@@ -137,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
                 config={
                     "mode": "single-shot" if args.single_shot else "loop",
                     "generator_model": getattr(generator, "model", None),
+                    "generator_max_tokens": getattr(generator, "max_tokens", None),
                     "judge_model": getattr(judge, "model", None),
                     "base_url": args.base_url,
                 },

@@ -187,7 +187,7 @@ def _drive(
     store = HistoryStore(args.db) if job.settings.get("history") else None
     err = console(stderr=True)
     try:
-        generator = build_generator(args)
+        generator = build_generator(args, job.rubric)
         judge = build_judge(args) if judge_request(job.rubric) else None
         graph = build_graph(
             job.rubric,

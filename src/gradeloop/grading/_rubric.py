@@ -167,7 +167,31 @@ class Criterion(BaseModel):
         return f"{self.key}: {self.description}"
 
 
-_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins"}
+_TOP_LEVEL = {"criteria", "pass_score", "name", "plugins", "generator"}
+_GENERATOR_FIELDS = {"max_tokens"}
+
+
+def _generator_max_tokens(data: Mapping[str, Any], path: str | Path | None) -> int | None:
+    """``[generator] max_tokens = N``: the loop's drafts are cut off past N tokens (a
+    small local model may otherwise write until the default 8,192)."""
+    table = data.get("generator")
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        raise RubricError("'generator' is a table: [generator] max_tokens = 1024", path=path)
+    unknown = set(table) - _GENERATOR_FIELDS
+    if unknown:
+        field = sorted(unknown)[0]
+        raise RubricError(_unknown_field(field, _GENERATOR_FIELDS, "generator"), path=path)
+    value = table.get("max_tokens")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RubricError(
+            f"generator.max_tokens must be a whole number of at least 1, not {value!r}",
+            path=path,
+        )
+    return value
 
 #: How deeply a rubric's tables and lists may nest (real rubrics use a handful).
 MAX_DEPTH = 64
@@ -226,9 +250,13 @@ class Rubric(Sequence[Criterion]):
         registry: Registry | None = None,
         plugins: Sequence[str] = (),
         _lines: Sequence[int | None] = (),
+        generator_max_tokens: int | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self.name = name
+        #: ``[generator] max_tokens``: the ceiling of the loop's drafts (None: the
+        #: generator's own default); ``--max-tokens`` overrides it.
+        self.generator_max_tokens = generator_max_tokens
         self.plugins = tuple(plugins)  # already loaded (from_dict does it), kept for to_dict
         items = list(criteria)
         if not items:
@@ -312,6 +340,7 @@ class Rubric(Sequence[Criterion]):
             registry=registry,
             plugins=plugins,
             _lines=_lines,
+            generator_max_tokens=_generator_max_tokens(data, path),
         )
 
     @classmethod
@@ -369,6 +398,8 @@ class Rubric(Sequence[Criterion]):
             out["name"] = self.name
         if self.plugins:
             out["plugins"] = list(self.plugins)
+        if self.generator_max_tokens is not None:
+            out["generator"] = {"max_tokens": self.generator_max_tokens}
         return out
 
     # -- access ---------------------------------------------------------------------
