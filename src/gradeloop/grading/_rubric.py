@@ -193,6 +193,7 @@ def _generator_max_tokens(data: Mapping[str, Any], path: str | Path | None) -> i
         )
     return value
 
+
 #: How deeply a rubric's tables and lists may nest (real rubrics use a handful).
 MAX_DEPTH = 64
 _TOO_DEEP = (

@@ -37,7 +37,7 @@ _SCAN = 16_384
 _KEEP = 200
 
 # Python traceback lines and what follows them: never shown.
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|\n\s*File \"")
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|(?:^|\s)File \"")
 # A pydantic/FastAPI validation error printed as a dict: its location and message.
 _LOC = re.compile(r"'loc': \(([^)]{0,300})\)")
 _MSG = re.compile(r"'msg': (?:\"([^\"]{0,300})\"|'([^']{0,300})')")
