@@ -25,14 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.local_model.helpers import MODEL, LocalServer, ServerUsage
+from tests.local_model.helpers import LLAMA_SERVER, MODEL, LocalServer, ServerUsage
 
 LOCAL_DIR = Path(
     os.environ.get("GRADELOOP_LOCAL_MODEL_DIR") or Path.home() / ".cache" / "gradeloop-local-model"
 )
 GGUF = LOCAL_DIR / "gemma-3-270m-q4_k_m.gguf"
 SERVER_PYTHON = LOCAL_DIR / "server" / "bin" / "python"
-LLAMA_SERVER = os.environ.get("GRADELOOP_LLAMA_SERVER", "").strip()
 SERVERS = ["llama-cpp-python", *(["llama-server"] if LLAMA_SERVER else [])]
 _MISSING = "the local model server is not installed: run scripts/local-model first ({})"
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 MODEL = "gemma"  # the alias each server is started with
+#: llama.cpp's own server, when given: the tests then run against it too.
+LLAMA_SERVER = os.environ.get("GRADELOOP_LLAMA_SERVER", "").strip()
 # Greedy, so a run reads the same twice; and a repeat penalty, because a model this small
 # decoding greedily can loop inside a string until max_tokens (seen with Gemma 3 270M).
 GREEDY = {"temperature": 0, "repeat_penalty": 1.3}
