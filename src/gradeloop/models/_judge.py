@@ -438,7 +438,9 @@ class AnthropicJudge(Metered):
             raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace, form)
+        answer = self._answer(step.kind, reply, started, key, trace)
+        answer.form = form
+        return answer
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
         form = self.form
@@ -464,7 +466,9 @@ class AnthropicJudge(Metered):
             raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace, form)
+        answer = self._answer(step.kind, reply, started, key, trace)
+        answer.form = form
+        return answer
 
     def _lookup(
         self, step: _Step, request: dict[str, Any], form: Form | None = None
@@ -525,26 +529,20 @@ class AnthropicJudge(Metered):
         return JudgeError(f"the judge gave no verdict: {failure}", reason="api_error")
 
     def _answer(
-        self,
-        kind: CallKind,
-        reply: Any,
-        started: float,
-        key: str | None,
-        trace: _Trace,
-        form: Form | None = None,
+        self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
     ) -> _Answer:
         parsed = getattr(reply, "parsed_output", None)
         finished = getattr(reply, "stop_reason", None) in FINISHED
         # With text in the reply, the text is read: a parse made on the client side may
         # have been lax (pydantic keeps a duplicated key's last value, for one).
         if parsed is not None and finished and _reply_text(reply) is None:
-            return _Answer(reply, None, parsed, started, key, form=form)
+            return _Answer(reply, None, parsed, started, key)
         try:
             text = first_text(reply)
         except NotAnAnswer as exc:
             trace.records.append(self._record(kind, self.model, started, reply, error=str(exc)))
             raise JudgeError(f"the judge gave no verdict: {exc}", reason=exc.reason) from exc
-        return _Answer(reply, text, None, started, key, form=form)
+        return _Answer(reply, text, None, started, key)
 
     def _settle(
         self, kind: CallKind, answer: _Answer, trace: _Trace, error: str | None = None

@@ -239,19 +239,15 @@ class OpenAICompatibleJudge(AnthropicJudge):
             raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace, form)
+        answer = self._answer(step.kind, reply, started, key, trace)
+        answer.form = form
+        return answer
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
         return await asyncio.to_thread(self._send, step, trace)
 
     def _answer(
-        self,
-        kind: CallKind,
-        reply: Any,
-        started: float,
-        key: str | None,
-        trace: _Trace,
-        form: Form | None = None,
+        self, kind: CallKind, reply: Any, started: float, key: str | None, trace: _Trace
     ) -> _Answer:
         seen = chat_reply(reply)
         try:
@@ -259,7 +255,7 @@ class OpenAICompatibleJudge(AnthropicJudge):
         except NotAnAnswer as exc:
             trace.records.append(self._record(kind, self.model, started, seen, error=str(exc)))
             raise JudgeError(f"the judge gave no verdict: {exc}", reason=exc.reason) from exc
-        return _Answer(seen, text, None, started, key, form=form)
+        return _Answer(seen, text, None, started, key)
 
 
 class OpenAICompatibleGenerator(Metered):
