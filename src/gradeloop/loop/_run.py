@@ -116,6 +116,14 @@ def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
     add(it.output_id, it.evaluation.shadows, loop_id=loop_id, origin="loop")
 
 
+def record_lost(store: object, loop_id: str, meter: Meter) -> None:
+    """Add the calls in ``meter`` (a step that raised) to the loop's history, if the
+    store keeps such calls (``HistoryStore.add_loop_usage``)."""
+    add = getattr(store, "add_loop_usage", None)
+    if add is not None and meter.records:
+        add(loop_id, meter.usage.to_dict())
+
+
 class _Run:
     """The state of one loop. Kept in one place so each step stays small."""
 
@@ -173,9 +181,7 @@ class _Run:
         usage = meter.usage
         self.unrounded += usage
         self.usage += usage
-        add = getattr(self.store, "add_loop_usage", None)
-        if add is not None:
-            add(self.loop_id, usage.to_dict())
+        record_lost(self.store, self.loop_id, meter)
 
     def drafted(self, text: object, start: float, meter: Meter) -> Iteration:
         """The new iteration for a draft the generator returned."""
