@@ -23,8 +23,8 @@ from ..loop._run import (
     Generator,
     HistorySink,
     generator_task,
-    record_lost,
     new_id,
+    record_lost,
     record_shadows,
 )
 from ..models._usage import Usage, metered
