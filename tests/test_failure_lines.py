@@ -185,3 +185,23 @@ def test_http_server_is_one_line_with_the_fix_everywhere(
     one_line(errors[0])
     assert "HTTP 501" in errors[0] and "HTML page" in errors[0]
     assert "is the base URL a" in errors[0]  # the fix
+
+
+def test_a_tool_call_reports_a_server_page_in_one_line(tmp_path: Path) -> None:
+    from gradeloop import HistoryStore, ToolRunner
+
+    page = "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head></html>\n"
+
+    class Failing:
+        def generate(self, task: str, draft: str = "", issues: Any = None) -> str:
+            raise _status_error(anthropic, 501, page, text=page)
+
+    with HistoryStore(tmp_path / "h.db") as store:
+        runner = ToolRunner(Failing(), None, store)
+        out = runner.call(
+            "generate_initial_output",
+            {"task": "t", "criteria": [{"key": "a", "description": "A."}]},
+        )
+    message = out["error"]["message"]
+    one_line(message)
+    assert out["error"]["type"] == "generation_failed" and "HTML page" in message
