@@ -146,7 +146,7 @@ def test_every_command_exits_2_in_one_line_when_nothing_listens(
 ) -> None:
     ran = cli(*commands(refused, tmp_path)[command])
     assert_one_line_exit_2(ran, command)
-    assert "APIConnectionError: Connection to 127.0.0.1" in ran.err
+    assert "APIConnectionError" in ran.err  # the SDK's class: its message depends on the transport
 
 
 @pytest.mark.parametrize("command", ["grade", "optimize", "compare"])

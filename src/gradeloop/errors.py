@@ -40,6 +40,8 @@ The tree::
                                         (graded anyway: slow, and costly to judge)
     CacheWarning (UserWarning)          a damaged verdict cache was set aside (renamed)
                                         and a new one started
+    StructuredFormWarning (UserWarning) a server refused a structured-output form and the
+                                        judge stepped down to the next (said once a client)
 
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
@@ -73,6 +75,7 @@ __all__ = [
     "PluginError",
     "RubricError",
     "RubricWarning",
+    "StructuredFormWarning",
     "TranscriptError",
     "UnknownCheckerError",
     "UnusableFileError",
@@ -130,6 +133,13 @@ class CacheWarning(UserWarning):
 class DraftSizeWarning(UserWarning):
     """A draft longer than gradeloop expects (``DRAFT_WARN_CHARS`` characters). Not an
     error: it is graded, but slowly, and a judge reads (and bills) all of it."""
+
+
+class StructuredFormWarning(UserWarning):
+    """A server refused a structured-output form (``response_format`` json_schema,
+    ``output_config``...), and a judge with ``structured="auto"`` stepped down to the
+    next form for that client. Said once per client; the message names both forms.
+    """
 
 
 class CheckerError(GradeloopError):

@@ -19,7 +19,7 @@ from ..grading._transcript import judge_text
 from ..history._batches import BatchRequestRecord
 from ..history._store import HistoryStore
 from ..models._batch import batch_request
-from ..models._client import describe_api_error
+from ..models._failure import describe_api_error
 from ..models._judge import AnthropicJudge
 
 __all__ = ["MAX_BYTES", "MAX_REQUESTS", "BatchJob", "judge_settings", "submit"]

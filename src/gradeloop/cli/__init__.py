@@ -20,7 +20,13 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from .._redact import scrub_error
-from ..errors import CacheWarning, DraftSizeWarning, GradeloopError, RubricWarning
+from ..errors import (
+    CacheWarning,
+    DraftSizeWarning,
+    GradeloopError,
+    RubricWarning,
+    StructuredFormWarning,
+)
 from . import (
     _align,
     _batch,
@@ -181,7 +187,7 @@ def _main(argv: Sequence[str] | None) -> int:
 def _one_line_warnings() -> Iterator[None]:
     """gradeloop's own warnings (a wasteful rubric, a huge draft) as one line on stderr,
     shown whatever the warning filters say; the filters are restored after."""
-    ours = (RubricWarning, DraftSizeWarning, CacheWarning)
+    ours = (RubricWarning, DraftSizeWarning, CacheWarning, StructuredFormWarning)
     with warnings.catch_warnings():
         for category in ours:
             warnings.simplefilter("default", category)
@@ -189,7 +195,7 @@ def _one_line_warnings() -> Iterator[None]:
 
         def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
             if issubclass(category, ours):
-                _say(f"gradeloop: warning: {message}")
+                _say(f"gradeloop: warning: {' '.join(str(message).split())}")
             else:
                 shown(message, category, *args, **kwargs)
 

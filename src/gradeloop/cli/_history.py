@@ -112,7 +112,8 @@ def _list(loops: list[Any], costs: dict[str, float | None]) -> None:
 
 
 def _dollars(cost: float | None) -> str:
-    return "?" if cost is None else f"${cost:,.4f}"
+    # a model without a price: its cost is unknown, never shown as $0.0000
+    return "unknown" if cost is None else f"${cost:,.4f}"
 
 
 def _split_keys(record: dict[str, Any]) -> str | None:
@@ -168,8 +169,17 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
             row.insert(4, escape(_split_keys(r) or "-"))
         rounds.add_row(*row)
     out.print(rounds)
+    outside = data.get("unrounded_usage")
+    if outside:
+        calls = outside.get("calls", 1)
+        out.print(
+            f"calls in no round (a draft that failed): {calls}, tokens "
+            f"{outside.get('total_input', 0)} in/{outside.get('output_tokens', 0)} out, "
+            f"cost {_dollars(outside.get('cost_usd'))}",
+            markup=False,
+        )
     out.print(
-        f"final output: {data['final_output_id']}  total {data['total_time_ms'] / 1000:.1f}s"
+        f"final output: {data['final_output_id'] or '-'}  total {data['total_time_ms'] / 1000:.1f}s"
         " (✓ marks it; `--json` prints every draft)",
         markup=False,
     )

@@ -339,33 +339,46 @@ def same_family_line(generator: Any, judge: Any) -> None:
         print(f"gradeloop: warning: {text}", file=sys.stderr)
 
 
-def build_generator(args: argparse.Namespace) -> Any:
+def add_max_tokens_option(parser: argparse.ArgumentParser) -> None:
+    """``--max-tokens N``: the ceiling of each draft the generator writes."""
+    parser.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        metavar="N",
+        help="cut each draft off past N tokens (default: the rubric's [generator] "
+        "max_tokens, else 8192); a small local model may otherwise write until the ceiling",
+    )
+
+
+def generator_max_tokens(args: argparse.Namespace, rubric: Any = None) -> int:
+    """``--max-tokens``, else the rubric's ``[generator] max_tokens``, else 8192."""
+    chosen = getattr(args, "max_tokens", None)
+    if chosen is None and rubric is not None:
+        chosen = getattr(rubric, "generator_max_tokens", None)
+    return 8192 if chosen is None else int(chosen)
+
+
+def build_generator(args: argparse.Namespace, rubric: Any = None) -> Any:
+    """The generator the options describe, with :func:`generator_max_tokens`."""
+    max_tokens = generator_max_tokens(args, rubric)
     if provider(args) == "openai-compatible":
         return _openai().OpenAICompatibleGenerator(
-            base_url=getattr(args, "base_url", None), model=args.model
+            base_url=getattr(args, "base_url", None), model=args.model, max_tokens=max_tokens
         )
     from ..models._anthropic import AnthropicGenerator
 
-    return AnthropicGenerator(_client(args), model=args.model)
+    return AnthropicGenerator(_client(args), model=args.model, max_tokens=max_tokens)
 
 
 def model_failure(exc: BaseException) -> str | None:
     """One line for a model server that could not be reached, refused, timed out or
     failed (an SDK ``APIError`` after the client's own retries); None for anything else.
 
-    The SDKs are looked up, never imported: a failure from one means it is loaded.
+    The line is the status, the server's message cut to a sentence (never its
+    traceback, its file paths or a whole HTML page) and the fix. The SDKs are looked
+    up, never imported: a failure from one means it is loaded.
     """
-    for name in ("anthropic", "openai"):
-        sdk = sys.modules.get(name)
-        error_type = getattr(sdk, "APIError", None)
-        if isinstance(error_type, type) and isinstance(exc, error_type):
-            status = getattr(exc, "status_code", None)
-            message = str(getattr(exc, "message", None) or exc).rstrip(".")
-            detail = (
-                f"{'HTTP ' + str(status) + ' ' if status else ''}{type(exc).__name__}: {message}"
-            )
-            return (
-                f"the model server failed after the client's retries: {detail[:300]}; "
-                "check --base-url, the API key and that the server is running"
-            )
-    return None
+    from ..models._failure import sdk_failure
+
+    line = sdk_failure(exc)
+    return None if line is None else f"the model server failed after the client's retries: {line}"

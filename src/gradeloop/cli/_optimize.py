@@ -23,6 +23,7 @@ from ._io import (
 )
 from ._models import (
     add_cache_options,
+    add_max_tokens_option,
     add_model_options,
     build_generator,
     build_judge,
@@ -113,6 +114,7 @@ def add_parser(sub: Any) -> None:
     add_db_option(p)
     add_graph_options(p)
     add_model_options(p, generator=True)
+    add_max_tokens_option(p)
     add_cache_options(p)
     p.set_defaults(run=run)
 
@@ -137,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             "no model is configured to write drafts: set ANTHROPIC_API_KEY, "
             "or pass --base-url for a local server"
         )
-    generator = build_generator(args)
+    generator = build_generator(args, rubric)
     judge = build_judge(args, rubric) if judge_request(rubric) else None
     same_family_line(generator, judge)
     store = None if args.no_history else HistoryStore(args.db)
@@ -163,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
                 config={
                     "mode": "single-shot" if args.single_shot else "loop",
                     "generator_model": getattr(generator, "model", None),
+                    "generator_max_tokens": getattr(generator, "max_tokens", None),
                     "judge_model": getattr(judge, "model", None),
                     "base_url": args.base_url,
                 },

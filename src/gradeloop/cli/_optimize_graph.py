@@ -190,7 +190,7 @@ def _drive(
     store = HistoryStore(args.db) if job.settings.get("history") else None
     err = console(stderr=True)
     try:
-        generator = build_generator(args)
+        generator = build_generator(args, job.rubric)
         judge = build_judge(args, job.rubric) if judge_request(job.rubric) else None
         same_family_line(generator, judge)
         with announced():  # the line above said it: no second warning

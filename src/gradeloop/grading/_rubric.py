@@ -176,7 +176,9 @@ _TOP_LEVEL = {
     "checker_timeout",
     "judge_models",
     "jury",
+    "generator",
 }
+_GENERATOR_FIELDS = {"max_tokens"}
 
 #: Seconds a checker may run on one draft before its key is an error (0: no limit).
 DEFAULT_CHECKER_TIMEOUT = 30.0
@@ -191,6 +193,29 @@ def checker_timeout_problem(value: object) -> str | None:
             f"checker_timeout must be a finite number of seconds >= 0 (0: no limit), not {value!r}"
         )
     return None
+
+
+def _generator_max_tokens(data: Mapping[str, Any], path: str | Path | None) -> int | None:
+    """``[generator] max_tokens = N``: the loop's drafts are cut off past N tokens (a
+    small local model may otherwise write until the default 8,192)."""
+    table = data.get("generator")
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        raise RubricError("'generator' is a table: [generator] max_tokens = 1024", path=path)
+    unknown = set(table) - _GENERATOR_FIELDS
+    if unknown:
+        field = sorted(unknown)[0]
+        raise RubricError(_unknown_field(field, _GENERATOR_FIELDS, "generator"), path=path)
+    value = table.get("max_tokens")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RubricError(
+            f"generator.max_tokens must be a whole number of at least 1, not {value!r}",
+            path=path,
+        )
+    return value
 
 
 #: How deeply a rubric's tables and lists may nest (real rubrics use a handful).
@@ -253,6 +278,7 @@ class Rubric(Sequence[Criterion]):
         _lines: Sequence[int | None] = (),
         judge_models: Sequence[str] = (),
         jury: Mapping[str, Any] | None = None,
+        generator_max_tokens: int | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else None
         problem = checker_timeout_problem(checker_timeout)
@@ -260,6 +286,9 @@ class Rubric(Sequence[Criterion]):
             raise RubricError(problem, path=self.path)
         self.checker_timeout = float(checker_timeout)
         self.name = name
+        #: ``[generator] max_tokens``: the ceiling of the loop's drafts (None: the
+        #: generator's own default); ``--max-tokens`` overrides it.
+        self.generator_max_tokens = generator_max_tokens
         self.plugins = tuple(plugins)  # already loaded (from_dict does it), kept for to_dict
         # the judges the CLI builds when no --judge-model is given (several: a jury)
         self.judge_models, self.jury = judging_fields(judge_models, jury, self.path)
@@ -362,6 +391,7 @@ class Rubric(Sequence[Criterion]):
             _lines=_lines,
             judge_models=data.get("judge_models", ()),
             jury=data.get("jury"),
+            generator_max_tokens=_generator_max_tokens(data, path),
         )
 
     @classmethod
@@ -425,6 +455,8 @@ class Rubric(Sequence[Criterion]):
             out["judge_models"] = list(self.judge_models)
         if self.jury:
             out["jury"] = dict(self.jury)
+        if self.generator_max_tokens is not None:
+            out["generator"] = {"max_tokens": self.generator_max_tokens}
         return out
 
     # -- access ---------------------------------------------------------------------

@@ -24,6 +24,7 @@ from ..loop._run import (
     HistorySink,
     generator_task,
     new_id,
+    record_lost,
     record_shadows,
 )
 from ..models._fingerprint import run_fingerprint
@@ -176,10 +177,15 @@ class Nodes:
         # Call shapes match run_loop exactly: a plain object with only
         # generate(task, draft, issues) sees the same arguments from both.
         with metered() as meter:
-            if draft:
-                text = self.generator.generate(gen_task, draft, list(state.get("issues", [])))
-            else:
-                text = self.generator.generate(gen_task)
+            try:
+                if draft:
+                    text = self.generator.generate(gen_task, draft, list(state.get("issues", [])))
+                else:
+                    text = self.generator.generate(gen_task)
+            except BaseException:
+                # a draft that failed (cut off at max_tokens, say) was still paid for
+                record_lost(self.store, state["loop_id"], meter)
+                raise
         if not isinstance(text, str):
             raise TypeError(f"the generator returned {type(text).__name__}, not str")
         ms = (time.perf_counter() - start) * 1000

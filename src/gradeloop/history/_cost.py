@@ -11,14 +11,15 @@ same at 100 rounds or 100,000.
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ._rollup import totals_trigger
 
-__all__ = ["CostRecords", "cost_migration"]
+__all__ = ["CostRecords", "cost_migration", "unrounded_migration"]
 
 # A record keeps its ``usage`` whole, or (packed, see history/_view.py) only the
 # generation and evaluation parts whose sum it is: read whichever is there.
@@ -84,12 +85,75 @@ def cost_migration() -> tuple[str, ...]:
     )
 
 
+def unrounded_migration() -> tuple[str, ...]:
+    """The statements of migration 8: the usage of a loop's calls that belong to no
+    recorded round (a generate that raised: cut off at ``max_tokens``, refused, failed),
+    as a usage JSON object summed as they come. Their dollars join the loop's
+    ``cost_usd``; a part whose price is unknown counts in ``unpriced_rounds`` (which
+    thus counts unpriced *parts*), so the loop's cost reads as unknown, never $0."""
+    return ("ALTER TABLE loops ADD COLUMN unrounded_json TEXT",)
+
+
+_USAGE_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def _summed(before: dict[str, Any] | None, usage: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        k: int(usage.get(k) or 0) + int((before or {}).get(k) or 0) for k in _USAGE_COUNTS
+    }
+    out["total_input"] = out["input_tokens"] + out["cache_creation_input_tokens"]
+    out["total_input"] += out["cache_read_input_tokens"]
+    old = (before or {"cost_usd": 0.0}).get("cost_usd")
+    new = usage.get("cost_usd")
+    out["cost_usd"] = None if old is None or new is None else round(old + new, 8)
+    out["calls"] = int((before or {}).get("calls") or 0) + 1
+    return out
+
+
 class CostRecords:
     """Dollars per loop and over the whole history."""
 
     if TYPE_CHECKING:
 
         def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _require_loop(self, conn: sqlite3.Connection, loop_id: str) -> sqlite3.Row: ...
+
+    def add_loop_usage(self, loop_id: str, usage: Mapping[str, Any]) -> None:
+        """Add the usage (``Usage.to_dict()``) of a call the loop made outside any
+        recorded round - a generate that raised - to the loop's tokens and cost
+        (committed on return). A usage whose ``cost_usd`` is None makes the loop's
+        cost unknown."""
+        raw = usage.get("cost_usd")
+        priced = isinstance(raw, int | float) and not isinstance(raw, bool)
+        cost = float(raw) if isinstance(raw, int | float) and priced else 0.0
+        with self._write() as conn:
+            row = self._require_loop(conn, loop_id)
+            before = json.loads(row["unrounded_json"]) if row["unrounded_json"] else None
+            conn.execute(
+                "UPDATE loops SET unrounded_json = ?, cost_usd = cost_usd + ?,"
+                " unpriced_rounds = unpriced_rounds + ? WHERE loop_id = ?",
+                (
+                    json.dumps(_summed(before, usage)),
+                    cost,
+                    0 if priced else 1,
+                    loop_id,
+                ),
+            )
+
+    def loop_usage_outside_rounds(self, loop_id: str) -> dict[str, Any] | None:
+        """The summed usage of the loop's calls outside any round (with ``calls``, how
+        many), or None when it made none."""
+        with self._read() as conn:
+            row = self._require_loop(conn, loop_id)
+        return json.loads(row["unrounded_json"]) if row["unrounded_json"] else None
 
     def loop_costs(self, loop_ids: Sequence[str]) -> dict[str, float | None]:
         """Each loop's total cost in dollars (None when a round's price was unknown)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import HistoryError
-from ._cost import cost_migration
+from ._cost import cost_migration, unrounded_migration
 from ._preferences import preferences_migration
 from ._rollup import rollup_migration
 from ._tool_outputs import tool_outputs_migration
@@ -209,6 +209,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 9: pairwise comparisons: the loop's select="pairwise" choices, `gradeloop prefer`.
     preferences_migration(),
+    # 10: the tokens and dollars of a loop's calls that belong to no round (a generate
+    # that raised), so every call a loop made is in its history.
+    unrounded_migration(),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -144,7 +145,7 @@ def history_json(
         final_output_id = _best_so_far([rec for rec, _ in records], scores)
         last_at = records[-1][1] if records else float(loop["started_at"])
         total_time_ms = max(0.0, (last_at - float(loop["started_at"])) * 1000.0)
-    return {
+    out = {
         "loop_id": loop["loop_id"],
         "iterations": [_entry(rec) for rec, _ in records],
         "final_output_id": final_output_id,
@@ -157,6 +158,18 @@ def history_json(
         "final_score": loop["final_score"] if finished else None,
         "started_at": float(loop["started_at"]),
     }
+    unrounded = _unrounded(loop)
+    if unrounded is not None:  # the calls that belong to no round (a generate that raised)
+        out["unrounded_usage"] = unrounded
+    return out
+
+
+def _unrounded(loop: Mapping[str, Any]) -> dict[str, Any] | None:
+    raw = loop.get("unrounded_json")
+    if not raw:
+        return None
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else None
 
 
 def _entry(record: Mapping[str, Any]) -> dict[str, Any]:

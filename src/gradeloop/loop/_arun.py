@@ -33,6 +33,7 @@ from ._run import (
     _Run,
     _start,
     _steps,
+    abandon,
 )
 from ._select import aselect_draft
 from ._similarity import DEFAULT_SIMILARITY
@@ -47,17 +48,19 @@ class _ARun(_Run):
         start = time.perf_counter()
         method = getattr(self.generator, "agenerate", None)
         with metered() as meter:  # this task's calls only (worker threads copy it)
-            if method is not None and inspect.iscoroutinefunction(method):
-                text = await (
-                    method(self.gen_task, draft, issues) if draft else method(self.gen_task)
-                )
-            elif draft:
-                text = await asyncio.to_thread(
-                    self.generator.generate, self.gen_task, draft, issues
-                )
-            else:
-                text = await asyncio.to_thread(self.generator.generate, self.gen_task)
+            try:
+                text = await self._draft(method, draft, issues)
+            except BaseException:
+                self.lost(meter)
+                raise
         return self.drafted(text, start, meter)
+
+    async def _draft(self, method: Any, draft: str, issues: list[str] | None) -> Any:
+        if method is not None and inspect.iscoroutinefunction(method):
+            return await (method(self.gen_task, draft, issues) if draft else method(self.gen_task))
+        if draft:
+            return await asyncio.to_thread(self.generator.generate, self.gen_task, draft, issues)
+        return await asyncio.to_thread(self.generator.generate, self.gen_task)
 
     async def aevaluate(self, it: Iteration) -> None:
         if not self.reuse(it):
@@ -70,6 +73,9 @@ class _ARun(_Run):
                     )  # fmt: skip
                 except JudgeError as exc:
                     self.judged_as(it, None, exc)
+                except BaseException:
+                    self.lost(meter)
+                    raise
                 else:
                     self.judged_as(it, ev, None)
             it.evaluation_time_ms = (time.perf_counter() - start) * 1000
@@ -128,5 +134,9 @@ async def arun_loop(
     exist; a generator or judge with only the sync method runs in a worker thread.
     """
     run: _ARun = _start(_ARun, dict(locals()))  # the arguments above, by name
-    reason = await _adrive(run)
+    try:
+        reason = await _adrive(run)
+    except Exception as exc:
+        abandon(run, exc)
+        raise
     return _finish(run, reason, await aselect_draft(run, reason))

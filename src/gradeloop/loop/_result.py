@@ -110,6 +110,8 @@ class LoopResult:
 
     ``draft`` was judged (unless the round cap was below 1) and ``passed`` is that
     draft's own ``accepted()``. ``rounds`` counts the evaluations attempted.
+    ``unrounded_usage`` is the usage of calls in no round (a revision that raised,
+    cut off at ``max_tokens`` for one); ``usage`` includes it.
     """
 
     draft: str
@@ -122,6 +124,7 @@ class LoopResult:
     evaluation: Evaluation | None = None
     error: str | None = None
     selection: Any = None  # a loop._select.Selection when select="pairwise" compared
+    unrounded_usage: Usage = field(default_factory=Usage)
 
     @property
     def rounds(self) -> int:
@@ -129,8 +132,9 @@ class LoopResult:
 
     @property
     def usage(self) -> Usage:
-        """Every token the loop spent, generator and judge (a pairwise selection too)."""
-        spent = sum((it.usage for it in self.history), Usage())
+        """Every token the loop spent, generator and judge, failed calls included (a
+        pairwise selection too)."""
+        spent = sum((it.usage for it in self.history), self.unrounded_usage)
         return spent + self.selection.usage if self.selection is not None else spent
 
     @property

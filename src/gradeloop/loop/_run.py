@@ -29,6 +29,7 @@ from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
 from ..judging._family import warn_same_family
+from ..models._failure import failure_line
 from ..models._fingerprint import run_fingerprint
 from ..models._usage import Meter, Usage, metered
 from ._best import best_of, iteration_rank
@@ -136,6 +137,14 @@ def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
     add(it.output_id, it.evaluation.shadows, loop_id=loop_id, origin="loop")
 
 
+def record_lost(store: object, loop_id: str, meter: Meter) -> None:
+    """Add the calls in ``meter`` (a step that raised) to the loop's history, if the
+    store keeps such calls (``HistoryStore.add_loop_usage``)."""
+    add = getattr(store, "add_loop_usage", None)
+    if add is not None and meter.records:
+        add(loop_id, meter.usage.to_dict())
+
+
 class _Run:
     """The state of one loop. Kept in one place so each step stays small."""
 
@@ -160,6 +169,7 @@ class _Run:
         # Kept as the loop goes, so no round re-reads the whole history (a loop of
         # 1,000 rounds would otherwise cost the square of that):
         self.usage = Usage()  # every call so far
+        self.unrounded = Usage()  # the calls of generates that raised: in no round
         self.judged: dict[str, Iteration] = {}  # draft text -> first judged iteration
         self.scores: list[float] = []  # overall score of each judged round
         self.best_before = -1.0  # the best score before the stagnation window
@@ -174,11 +184,26 @@ class _Run:
     def generate(self, draft: str = "", issues: list[str] | None = None) -> Iteration:
         start = time.perf_counter()
         with metered() as meter:  # this loop's calls only, even on a shared generator
-            if draft:
-                text = self.generator.generate(self.gen_task, draft, issues)
-            else:
-                text = self.generator.generate(self.gen_task)
+            try:
+                if draft:
+                    text = self.generator.generate(self.gen_task, draft, issues)
+                else:
+                    text = self.generator.generate(self.gen_task)
+            except BaseException:
+                self.lost(meter)
+                raise
         return self.drafted(text, start, meter)
+
+    def lost(self, meter: Meter) -> None:
+        """Count the calls of a step that raised (a draft cut off at max_tokens, a
+        failed revision): they are in no round, but the loop spent them all the same,
+        so they go in its usage, its budgets and its history at once."""
+        if not meter.records:
+            return
+        usage = meter.usage
+        self.unrounded += usage
+        self.usage += usage
+        record_lost(self.store, self.loop_id, meter)
 
     def drafted(self, text: object, start: float, meter: Meter) -> Iteration:
         """The new iteration for a draft the generator returned."""
@@ -244,6 +269,9 @@ class _Run:
                 )
             except JudgeError as exc:
                 self.judged_as(it, None, exc)
+            except BaseException:  # not a judge failure: it propagates, counted
+                self.lost(meter)
+                raise
             else:
                 self.judged_as(it, ev, None)
         it.evaluation_time_ms = (time.perf_counter() - start) * 1000
@@ -460,8 +488,26 @@ def run_loop(
     propagates.
     """
     run = _start(_Run, dict(locals()))  # the arguments above, by name
-    reason = _drive(run)
+    try:
+        reason = _drive(run)
+    except Exception as exc:
+        abandon(run, exc)
+        raise
     return _finish(run, reason, select_draft(run, reason))
+
+
+def abandon(run: _Run, exc: Exception) -> None:
+    """Record in the history that the loop ended on ``exc`` before anything could be
+    returned (its first draft failed): ``generator_failed``, with no output."""
+    if run.store is not None and not run.history:
+        run.store.finish_loop(
+            run.loop_id,
+            final_output_id="",
+            passed=False,
+            stop_reason="generator_failed",
+            total_time_ms=run.elapsed_s * 1000,
+            final_score=None,
+        )
 
 
 def _start(kind: type[_Run], args: Mapping[str, Any]) -> Any:
@@ -548,7 +594,7 @@ def _steps(run: _Run) -> collections.abc.Generator[Step, Any, StopReason]:
         try:
             it = yield ("generate", it.content, issues)
         except Exception as exc:  # a revision failed: keep what was judged
-            run.error = f"the generator failed: {type(exc).__name__}: {exc}"
+            run.error = f"the generator failed: {failure_line(exc)}"
             return "generator_failed"
     return "max_rounds"  # unreachable: the last round always returns above
 
@@ -598,6 +644,7 @@ def _finish(run: _Run, reason: StopReason, chosen: Iteration | None = None) -> L
         evaluation=chosen.evaluation,
         error=run.error,
         selection=run.selection,
+        unrounded_usage=run.unrounded,
     )
 
 

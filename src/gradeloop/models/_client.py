@@ -23,7 +23,6 @@ __all__ = [
     "DEFAULT_MODEL",
     "LOCAL_SERVER_KEY",
     "built_here",
-    "describe_api_error",
     "generator_model",
     "judge_model",
     "make_client",
@@ -120,11 +119,3 @@ def judge_model(model: str | None = None) -> str:
     """The judge's model: ``model``, else ``GRADELOOP_JUDGE_MODEL``, else
     ``GRADELOOP_MODEL``, else the default."""
     return model or _env("GRADELOOP_JUDGE_MODEL") or _env("GRADELOOP_MODEL") or DEFAULT_JUDGE_MODEL
-
-
-def describe_api_error(exc: anthropic.APIError) -> str:
-    """One line for an API failure: HTTP status (if any), error class, server message."""
-    status = getattr(exc, "status_code", None)
-    prefix = f"HTTP {status} " if status is not None else ""
-    message = getattr(exc, "api_message", None) or exc.message
-    return f"{prefix}{type(exc).__name__}: {message}"

@@ -11,7 +11,8 @@ import anthropic
 from ..errors import NotAnAnswer
 from ..grading._workers import in_thread
 from ._aclient import AsyncTwin
-from ._client import describe_api_error, generator_model, make_client
+from ._client import generator_model, make_client
+from ._failure import describe_api_error
 from ._prompts import revision_prompt
 from ._reply import UNREADABLE, first_text, unreadable
 from ._usage import Metered

@@ -24,11 +24,14 @@ from ..grading._workers import in_thread
 from ..judging._choices import Choices
 from ..judging._orders import sample_order
 from ._aclient import AsyncTwin
-from ._client import describe_api_error, judge_model, make_client
+from ._client import judge_model, make_client
 from ._digest import request_digest
+from ._failure import describe_api_error, refuses_structure, server_message
+from ._forms import ANTHROPIC_FORMS, Form, FormMemory
 from ._pacing import paced
 from ._prefer import aprefer as _aprefer
 from ._prefer import prefer as _prefer
+from ._prefer import prefer_system
 from ._prompts import judge_system, judge_user
 from ._raw import apost_message, post_message, raw_client
 from ._reply import FINISHED, UNREADABLE, first_text, unreadable
@@ -83,7 +86,11 @@ class AnthropicJudge(Metered):
       llama.cpp): the schema goes in the system text, the reply's JSON is
       validated, and one repair request is made before giving up;
     * ``"auto"`` (default) - native, switching to JSON mode for good when a reply
-      is plain prose, the sign of a server that ignored ``output_config``.
+      is plain prose, the sign of a server that ignored ``output_config``; and when
+      a server *refuses* ``output_config`` (HTTP 400/422/500 naming it or the
+      schema), stepping down to JSON mode for every judge on that client, said once
+      as a :class:`~gradeloop.errors.StructuredFormWarning`. A refusal is never a
+      verdict and does not spend the repair attempt.
 
     ``cache`` (a :class:`~gradeloop.JudgeCache`) reuses the reply of an identical
     earlier request instead of sending it; only valid verdicts are stored, and a
@@ -159,7 +166,8 @@ class AnthropicJudge(Metered):
         self.feedback = feedback
         self.extra_body = dict(extra_body) if extra_body else None
         self.cache = cache
-        self._json_mode = structured == "json"
+        self._json_mode = structured == "json"  # this judge's own switch (a prose reply)
+        self._forms = FormMemory(self.client, self._form_order, structured)
         self._async = AsyncTwin(self.client, async_client, fan_out=samples)
 
     def __repr__(self) -> str:
@@ -168,16 +176,28 @@ class AnthropicJudge(Metered):
             f"structured={self.structured!r}, mode={self.mode!r})"
         )
 
+    #: The structured-output forms this judge tries in ``"auto"``, in order.
+    _form_order: tuple[Form, ...] = ANTHROPIC_FORMS
+
     @property
     def mode(self) -> Literal["native", "json"]:
         """How the next request is made; ``"auto"`` starts native and may switch once."""
-        return "json" if self._json_mode else "native"
+        return "json" if self._in_json() else "native"
+
+    @property
+    def form(self) -> Form:
+        """The structured-output form the next request is sent in (``"json"``: the
+        schema in the system text)."""
+        return "json" if self._json_mode else self._forms.current()
+
+    def _in_json(self) -> bool:
+        return self._json_mode or self._forms.current() == "json"
 
     def system_prompt(self, criteria: Sequence[Criterion], sample: int = 0) -> str:
         """The system text the next evaluation of ``criteria`` would send (as sample
         ``sample``, whose criteria order may be shuffled)."""
         spec = wire_spec(self.order(_judged(criteria), sample), feedback=self.feedback)
-        return judge_system(spec.criteria, spec.schema_text() if self._json_mode else None)
+        return judge_system(spec.criteria, spec.schema_text() if self._in_json() else None)
 
     def order(self, criteria: Sequence[Criterion], sample: int) -> tuple[Criterion, ...]:
         """``criteria`` in the order sample ``sample`` shows them (the given order when
@@ -309,9 +329,11 @@ class AnthropicJudge(Metered):
     def _flow(self, task: str, draft: str, criteria: Sequence[Criterion], trace: _Trace) -> _Flow:
         spec = wire_spec(_judged(criteria), feedback=self.feedback)
         user = {"role": "user", "content": judge_user(task, draft)}
-        if not self._json_mode:
+        if not self._in_json():
             system = judge_system(spec.criteria)
             answer = yield _Step("evaluate", system, [user], spec.output_config(), spec)
+            if answer.form == "json":  # the server refused output_config: stepped down
+                return (yield from self._json_flow(spec, user, trace, answer))
             verdict = self._read_native(spec, answer, trace)
             if verdict is not None:
                 return verdict
@@ -341,9 +363,14 @@ class AnthropicJudge(Metered):
         self._settle("evaluate", answer, trace)
         return verdict
 
-    def _json_flow(self, spec: WireSpec, user: dict[str, str], trace: _Trace) -> _Flow:
+    def _json_flow(
+        self, spec: WireSpec, user: dict[str, str], trace: _Trace, answer: _Answer | None = None
+    ) -> _Flow:
+        """JSON mode: the schema in the system text, one repair. ``answer`` is the reply
+        to a request already sent that way (a structured form the server refused)."""
         system = judge_system(spec.criteria, spec.schema_text())
-        answer = yield _Step("evaluate", system, [user], None, spec)
+        if answer is None:
+            answer = yield _Step("evaluate", system, [user], None, spec)
         try:
             verdict = _read(spec, answer)
         except WireError as err:
@@ -380,28 +407,40 @@ class AnthropicJudge(Metered):
 
     # -- sending one request ----------------------------------------------------------
 
-    def _request(self, step: _Step) -> dict[str, Any]:
+    def _shape(self, step: _Step, form: Form) -> tuple[str, dict[str, Any] | None]:
+        """The system text and ``output_config`` of ``step`` sent in ``form``: in JSON
+        mode the schema goes in the system text, and no structured field is sent."""
+        if step.output_config is None:
+            return step.system, None
+        if form == "json":  # the flow's own prompt, with the schema in it
+            write = prefer_system if step.kind == "prefer" else judge_system
+            return write(step.spec.criteria, step.spec.schema_text()), None
+        return step.system, step.output_config
+
+    def _request(self, step: _Step, form: Form | None = None) -> dict[str, Any]:
+        system, output_config = self._shape(step, form or self.form)
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
             "system": [
                 {
                     "type": "text",
-                    "text": step.system,
+                    "text": system,
                     "cache_control": {"type": "ephemeral", "ttl": self.cache_ttl},
                 }
             ],
             "messages": step.messages,
         }
-        if step.output_config is not None:
-            request["output_config"] = step.output_config
+        if output_config is not None:
+            request["output_config"] = output_config
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
         return request
 
     def _send(self, step: _Step, trace: _Trace) -> _Answer:
-        request = self._request(step)
-        key, hit = self._lookup(step, request)
+        form = self.form
+        request = self._request(step, form)
+        key, hit = self._lookup(step, request, form)
         if hit is not None:
             return hit
         import anthropic  # only here: a replayed (cached) reply needs no SDK
@@ -411,10 +450,14 @@ class AnthropicJudge(Metered):
         try:
             reply = self._call(request)
         except anthropic.APIError as exc:
-            raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
+            if self._refused(step, form, exc, started, trace):
+                return self._send(step, trace)  # in the next form (a few at most)
+            raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace)
+        answer = self._answer(step.kind, reply, started, key, trace)
+        answer.form = form
+        return answer
 
     def _call(self, request: dict[str, Any]) -> Any:
         """The reply to ``request`` from the sync client."""
@@ -424,8 +467,9 @@ class AnthropicJudge(Metered):
         return client.messages.parse(**request)
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
-        request = self._request(step)
-        key, hit = self._lookup(step, request)
+        form = self.form
+        request = self._request(step, form)
+        key, hit = self._lookup(step, request, form)
         if hit is not None:
             return hit
         import anthropic  # only here: a replayed (cached) reply needs no SDK
@@ -441,12 +485,18 @@ class AnthropicJudge(Metered):
             else:
                 reply = await aclient.messages.parse(**request)
         except anthropic.APIError as exc:
-            raise self._api_failure(step.kind, describe_api_error(exc), started, trace) from exc
+            if self._refused(step, form, exc, started, trace):
+                return await self._asend(step, trace)
+            raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace)
+        answer = self._answer(step.kind, reply, started, key, trace)
+        answer.form = form
+        return answer
 
-    def _lookup(self, step: _Step, request: dict[str, Any]) -> tuple[str | None, _Answer | None]:
+    def _lookup(
+        self, step: _Step, request: dict[str, Any], form: Form | None = None
+    ) -> tuple[str | None, _Answer | None]:
         """The request's cache key, and the cached answer if a valid one is stored."""
         if self.cache is None:
             return None, None
@@ -460,7 +510,28 @@ class AnthropicJudge(Metered):
             # stored by a laxer gradeloop, or damaged: never reuse it, ask again
             self.cache.discard(key)
             return key, None
-        return key, _Answer(None, text, None, time.perf_counter(), key, cached=True)
+        return key, _Answer(None, text, None, time.perf_counter(), key, cached=True, form=form)
+
+    def _describe(self, exc: BaseException) -> str:
+        return describe_api_error(exc, api=self._api_name)
+
+    def _server(self) -> str:
+        """How the server is named in the line that says it refused a form."""
+        base = getattr(self.client, "base_url", None)
+        return f"the server at {base}" if base else "the server"
+
+    def _refused(
+        self, step: _Step, form: Form, exc: BaseException, started: float, trace: _Trace
+    ) -> bool:
+        """Whether ``exc`` refused ``form`` and the judge stepped down (record the call,
+        then send ``step`` again); a refusal is never a verdict, nor a repair."""
+        if step.output_config is None or form == "json" or not refuses_structure(exc):
+            return False
+        if not self._forms.step_down(form, server_message(exc), self._server()):
+            return False
+        detail = f"the server refused the {form} form: {self._describe(exc)}"
+        trace.records.append(self._record(step.kind, self.model, started, error=detail))
+        return True
 
     def _api_failure(
         self, kind: CallKind, detail: str, started: float, trace: _Trace

@@ -24,6 +24,8 @@ from ..errors import ConfigError, JudgeError, NotAnAnswer
 from ..grading._rubric import Criterion
 from ..grading._verdict import Verdict
 from ..grading._workers import in_thread
+from ._failure import describe_api_error
+from ._forms import OPENAI_FORMS, Form
 from ._judge import (
     AnthropicJudge,
     ReplyCache,
@@ -99,12 +101,6 @@ def _model(model: str | None, *envs: str) -> str:
     return chosen
 
 
-def _describe(exc: openai.APIError) -> str:
-    status = getattr(exc, "status_code", None)
-    prefix = f"HTTP {status} " if status is not None else ""
-    return f"{prefix}{type(exc).__name__}: {exc.message}"
-
-
 class OpenAICompatibleJudge(AnthropicJudge):
     """Judges drafts through an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
@@ -114,10 +110,15 @@ class OpenAICompatibleJudge(AnthropicJudge):
     ``GRADELOOP_JUDGE_MODEL`` then ``GRADELOOP_MODEL``; there is no default model.
 
     ``structured="native"`` (and ``"auto"``, the default) sends the per-rubric
-    schema as ``response_format`` json_schema with ``strict: true``; ``"auto"``
-    switches to JSON mode (the schema in the system text) for good when a server
-    answers in prose, ignoring the schema; ``"json"`` starts there. An invalid
-    reply gets one repair request in either mode. The prompt text, the
+    schema as ``response_format`` json_schema with ``strict: true``. ``"auto"``
+    steps down when the server *refuses* that form (HTTP 400/422/500 naming
+    ``response_format``, ``json_schema`` or the schema): to ``{"type":
+    "json_object", "schema": ...}`` (llama-cpp-python's own form), then to JSON mode
+    (the schema in the system text), remembering the form per client and saying so
+    once (:class:`~gradeloop.errors.StructuredFormWarning`); a refusal is never a
+    verdict and spends no repair attempt. ``"auto"`` also switches to JSON mode for
+    good when a server answers in prose, ignoring the schema; ``"json"`` starts
+    there. An invalid reply gets one repair request in every mode. The prompt text, the
     validation, the failure reasons, ``cache`` and ``.calls`` are the Anthropic
     judge's, and so are ``samples`` / ``resample`` / ``margin`` (repeated
     judging). :meth:`aevaluate` runs the same flow with the request in a worker
@@ -125,6 +126,7 @@ class OpenAICompatibleJudge(AnthropicJudge):
     """
 
     _api_name = "chat completions"
+    _form_order: tuple[Form, ...] = OPENAI_FORMS
 
     gen_ai_system = "openai"  # what its OpenTelemetry spans name as the provider
 
@@ -174,10 +176,12 @@ class OpenAICompatibleJudge(AnthropicJudge):
     def _flow(self, task: str, draft: str, criteria: Sequence[Criterion], trace: _Trace) -> _Flow:
         spec = wire_spec(judged_criteria(criteria), feedback=self.feedback)
         user = {"role": "user", "content": judge_user(task, draft)}
-        if self._json_mode:
+        if self._in_json():
             return (yield from self._json_flow(spec, user, trace))
         system = judge_system(spec.criteria)
         answer = yield _Step("evaluate", system, [user], spec.output_config(), spec)
+        if answer.form == "json":  # the server refused the structured forms: stepped down
+            return (yield from self._json_flow(spec, user, trace, answer))
         try:
             verdict = _read(spec, answer)
         except WireError as err:
@@ -199,28 +203,30 @@ class OpenAICompatibleJudge(AnthropicJudge):
 
     # -- sending one request ----------------------------------------------------------
 
-    def _request(self, step: _Step) -> dict[str, Any]:
+    def _request(self, step: _Step, form: Form | None = None) -> dict[str, Any]:
+        system, output_config = self._shape(step, form or self.form)
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "messages": [{"role": "system", "content": step.system}, *step.messages],
+            "messages": [{"role": "system", "content": system}, *step.messages],
         }
-        if step.output_config is not None:
-            request["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": SCHEMA_NAME,
-                    "strict": True,
-                    "schema": step.output_config["format"]["schema"],
-                },
-            }
+        if output_config is not None:
+            schema = output_config["format"]["schema"]
+            if (form or self.form) == "json_object":  # llama-cpp-python's own form
+                request["response_format"] = {"type": "json_object", "schema": schema}
+            else:
+                request["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": schema},
+                }
         if self.extra_body:
             request["extra_body"] = dict(self.extra_body)
         return request
 
     def _send(self, step: _Step, trace: _Trace) -> _Answer:
-        request = self._request(step)
-        key, hit = self._lookup(step, request)
+        form = self.form
+        request = self._request(step, form)
+        key, hit = self._lookup(step, request, form)
         if hit is not None:
             return hit
         started = time.perf_counter()
@@ -228,10 +234,14 @@ class OpenAICompatibleJudge(AnthropicJudge):
         try:
             reply = client.chat.completions.create(**request)
         except openai.APIError as exc:
-            raise self._api_failure(step.kind, _describe(exc), started, trace) from exc
+            if self._refused(step, form, exc, started, trace):
+                return self._send(step, trace)  # in the next form (two more at most)
+            raise self._api_failure(step.kind, self._describe(exc), started, trace) from exc
         except UNREADABLE as exc:  # the server answered, but not with an API response
             raise self._unreadable(step.kind, exc, started, trace) from exc
-        return self._answer(step.kind, reply, started, key, trace)
+        answer = self._answer(step.kind, reply, started, key, trace)
+        answer.form = form
+        return answer
 
     async def _asend(self, step: _Step, trace: _Trace) -> _Answer:
         return await in_thread(self._send, step, trace)
@@ -300,7 +310,8 @@ class OpenAICompatibleGenerator(Metered):
         try:
             reply = self.client.chat.completions.create(**request)
         except openai.APIError as exc:
-            self._record("generate", self.model, started, error=_describe(exc))
+            detail = describe_api_error(exc, api="chat completions")
+            self._record("generate", self.model, started, error=detail)
             raise
         except UNREADABLE as exc:  # the server answered, but not with an API response
             failure = unreadable(exc, api="chat completions")

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ..errors import JudgeError
 from ..grading._rubric import Criterion
+from ._forms import Form
 from ._prompts import repair_request
 from ._usage import CallKind, CallRecord, Usage
 
@@ -30,7 +31,13 @@ __all__ = [
 
 
 class Reader(Protocol):
-    """How a step's reply is read; a cached reply is checked with it before reuse."""
+    """How a step's reply is read (a cached reply is checked with it before reuse),
+    and the criteria and schema a prompt in JSON mode shows."""
+
+    @property
+    def criteria(self) -> Sequence[Criterion]: ...
+
+    def schema_text(self) -> str: ...
 
     def parse_text(self, text: str) -> object: ...
 
@@ -46,6 +53,7 @@ class _Answer:
     key: str | None = None  # the cache key of the request, when a cache is in use
     cached: bool = False
     batch: bool = False  # a Message Batches result: priced at the batch discount
+    form: Form | None = None  # the structured-output form the request was sent in
 
 
 @dataclass(frozen=True)

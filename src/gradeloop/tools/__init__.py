@@ -42,6 +42,7 @@ from ..grading._verdict import as_feedback
 from ..history._closing import Closing
 from ..history._store import HistoryStore
 from ..loop._run import Generator, generator_task
+from ..models._failure import failure_line
 from ..models._usage import metered
 from ._args import (
     ToolFailure,
@@ -158,7 +159,7 @@ class ToolRunner(Closing):
                 return ToolFailure("history_error", str(exc)).to_json()
             except Exception as exc:  # an agent gets an error object, never a traceback
                 return ToolFailure(
-                    "internal_error", f"{name} failed: {type(exc).__name__}: {exc}"
+                    "internal_error", f"{name} failed: {failure_line(exc)}"
                 ).to_json()
 
     def tool_result(self, block: Any) -> dict[str, Any]:
@@ -287,7 +288,7 @@ class ToolRunner(Closing):
             raise ToolFailure("generation_failed", f"the writer failed: {exc}") from None
         except Exception as exc:  # API errors after the client's retries, and the like
             raise ToolFailure(
-                "generation_failed", f"the writer failed: {type(exc).__name__}: {exc}"
+                "generation_failed", f"the writer failed: {failure_line(exc)}"
             ) from None
         if not isinstance(text, str) or not text.strip():
             raise ToolFailure("generation_failed", "the writer returned no text; try again")
