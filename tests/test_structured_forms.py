@@ -241,3 +241,23 @@ def test_a_messages_api_400_about_something_else_is_a_failure(emulator: Emulator
         j.evaluate("t", "d", CRITERIA)
     assert info.value.reason == "api_error" and j.mode == "native"
     assert "max_tokens: too large" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_pairwise_request_steps_down_to_its_own_json_prompt(oai_emulator: OAIEmulator) -> None:
+    # prefer() shares the judge's sending: a server refusing both structured forms gets
+    # the pairwise prompt with its schema in the system text, not the verdict prompt
+    import json
+
+    answer = {"reasoning": "r", "preferred": {"api_cited": "first"}}
+    oai_emulator.enqueue(
+        refused(),
+        refused("response_format json_object: schema is not supported", 400),
+        chat(json.dumps(answer)),
+    )
+    j = oai_judge(oai_emulator.client())
+    with pytest.warns(StructuredFormWarning):
+        got = j.prefer("t", "draft one", "draft two", CRITERIA)
+    assert got == {"api_cited": "first"}
+    assert forms(oai_emulator.bodies) == ["json_schema", "json_object", "json"]
+    system = oai_emulator.bodies[2]["messages"][0]["content"]
+    assert '"first"' in system and "criteria_met" not in system  # prefer's schema
