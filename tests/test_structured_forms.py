@@ -260,4 +260,4 @@ def test_a_pairwise_request_steps_down_to_its_own_json_prompt(oai_emulator: OAIE
     assert got == {"api_cited": "first"}
     assert forms(oai_emulator.bodies) == ["json_schema", "json_object", "json"]
     system = oai_emulator.bodies[2]["messages"][0]["content"]
-    assert '"first"' in system and "criteria_met" not in system  # prefer's schema
+    assert '"first"' in system and "comparing two drafts" in system  # prefer's own prompt
