@@ -180,3 +180,21 @@ def test_the_layer_check_sees_an_upward_import() -> None:
     assert _layer("gradeloop.grading._grade", LAYERS) == 1
     assert _layer("gradeloop.cli._grade", LAYERS) == 7
     assert _layer("gradeloop.loop._run", LAYERS) < _layer("gradeloop.history._store", LAYERS)  # type: ignore[operator]
+
+
+def test_every_package_folder_is_in_the_wheel() -> None:
+    # pyproject.toml lists the packages one by one; a folder left out is missing from
+    # the installed wheel (found by .ci/run's wheel check only after the whole suite)
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+            "packages"
+        ]
+    )
+    found = set()
+    for top, folder in PACKAGES.items():
+        for init in folder.rglob("__init__.py"):
+            parts = init.parent.relative_to(folder).parts
+            found.add(".".join([top, *parts]))
+    assert found - listed == set(), "add these to [tool.setuptools] packages"
