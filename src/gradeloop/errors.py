@@ -12,8 +12,10 @@ The tree::
     │   └── PluginError                 a plugin the user named (--plugin, a rubric's
     │                                   plugins, GRADELOOP_PLUGINS) cannot be loaded
     ├── InputError (ValueError)         a draft, task or label file that cannot be read
-    │   └── UnusableFileError           not a regular file (a device, a socket...), or
+    │   ├── UnusableFileError           not a regular file (a device, a socket...), or
     │                                   larger than the limit its message states
+    │   └── NotEnoughEvidenceError      too few drafts with a verdict for a key to
+    │                                   propose a checker; says how many more are needed
     ├── ConfigError                     no model configured, bad environment setting
     │   └── JudgeRequiredError          judge-filled keys but no judge; names the keys
     ├── NotAnAnswer (RuntimeError)      a model reply that is not a finished answer:
@@ -53,6 +55,7 @@ __all__ = [
     "JudgeRequiredError",
     "LoopNotFoundError",
     "NotAnAnswer",
+    "NotEnoughEvidenceError",
     "PluginError",
     "RubricError",
     "RubricWarning",
@@ -159,6 +162,32 @@ class UnusableFileError(InputError):
         self.reason = reason
         self.what = what
         super().__init__(f"{what} file {str(path)!r} {reason}")
+
+
+class NotEnoughEvidenceError(InputError):
+    """Too few drafts with a verdict for a key to propose a checker for it.
+
+    ``key`` is the key; ``have`` maps ``"drafts"``, ``"met"`` and ``"unmet"`` to what
+    the evidence holds and ``more`` to how many more drafts are needed (``more_met``
+    and ``more_unmet``: how many of them must have each verdict).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str,
+        have: dict[str, int],
+        more: int,
+        more_met: int = 0,
+        more_unmet: int = 0,
+    ) -> None:
+        self.key = key
+        self.have = dict(have)
+        self.more = more
+        self.more_met = more_met
+        self.more_unmet = more_unmet
+        super().__init__(message)
 
 
 class ConfigError(GradeloopError):

@@ -29,6 +29,7 @@ from . import (
     _mcp,
     _optimize,
     _plugins,
+    _propose,
     _report,
     _view,
 )
@@ -46,6 +47,7 @@ COMMANDS = (
     _view,
     _cache,
     _batch,
+    _propose,
 )
 
 
