@@ -21,6 +21,7 @@ from gradeloop.errors import (
     JudgeRequiredError,
     LoopNotFoundError,
     NotAnAnswer,
+    NotEnoughEvidenceError,
     PluginError,
     RubricError,
     RubricWarning,
@@ -44,6 +45,7 @@ from gradeloop.loop._run import Generator, LoopEvent, generator_task, optimize, 
 from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
 from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
+from gradeloop.migration._propose import CandidateResult, Proposal, propose_checkers
 from gradeloop.models._digest import request_digest
 from gradeloop.testing._assert import assert_graded
 from gradeloop.tools import TOOL_DEFINITIONS, ToolRunner
@@ -104,6 +106,7 @@ __all__ = [
     "CacheStats",
     "CalibrationReport",
     "CallRecord",
+    "CandidateResult",
     "CheckContext",
     "CheckResult",
     "CheckerConflictError",
@@ -134,9 +137,11 @@ __all__ = [
     "ManyProgress",
     "Meter",
     "NotAnAnswer",
+    "NotEnoughEvidenceError",
     "OpenAICompatibleGenerator",
     "OpenAICompatibleJudge",
     "PluginError",
+    "Proposal",
     "Registry",
     "Rubric",
     "RubricError",
@@ -170,6 +175,7 @@ __all__ = [
     "metered",
     "model_configured",
     "optimize",
+    "propose_checkers",
     "read_drafts",
     "read_labels",
     "read_user_file",

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import GradeloopError, InputError
+from ..errors import GradeloopError, InputError, UnknownCheckerError
 from ..grading._context import make_context
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Criterion, Rubric
@@ -191,6 +191,7 @@ def propose_checkers(
     registry: Registry | None = None,
     miners: Mapping[str, Miner] | None = None,
     candidates: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    model_candidates: int = MODEL_CANDIDATES,
     source: str = "labels",
 ) -> Proposal:
     """Propose registered checkers for the judge key ``key`` of ``rubric``.
@@ -198,7 +199,8 @@ def propose_checkers(
     ``evidence`` is what :func:`~gradeloop.read_labels` returns, or stored drafts
     with the judge's verdicts. With ``use_model`` and a ``judge`` (an
     :class:`~gradeloop.AnthropicJudge`), its model is asked for candidates too, in
-    one request; its cost is :attr:`Proposal.cost_usd`. ``candidates`` adds your own
+    one request for at most ``model_candidates``; its cost is
+    :attr:`Proposal.cost_usd`. ``candidates`` adds your own
     ``(checker, options)`` pairs. ``miners`` replaces the table of miners
     (:data:`gradeloop.migration._propose_mine.MINERS`).
 
@@ -223,7 +225,7 @@ def propose_checkers(
     answer = None
     notes: list[str] = []
     if use_model and judge is not None:
-        answer = ask_model(judge, c, sp.train, reg, MODEL_CANDIDATES)
+        answer = ask_model(judge, c, sp.train, reg, model_candidates)
         raw += [(p, "model") for p in answer.proposals]
         notes.extend(answer.notes)
     elif use_model:
@@ -270,10 +272,16 @@ def _validate(
     dropped: list[Dropped] = []
     for (name, options, why), origin in raw:
         try:
-            bound = bind(rubric, key, name, options, reg)
-            risk = model_risk(reg.info(name), bound) if origin == "model" else None
+            # what the model wrote is vetted before validation, which may read a file
+            risk = model_risk(reg.info(name), options) if origin == "model" else None
+            if risk is None:
+                bound = bind(rubric, key, name, options, reg)
         except GradeloopError as exc:
-            dropped.append(Dropped(name, options, origin, _reason(str(exc), key)))
+            unknown = isinstance(exc, UnknownCheckerError) or isinstance(
+                exc.__cause__, UnknownCheckerError
+            )
+            reason = f"no checker named {name!r} is registered" if unknown else str(exc)
+            dropped.append(Dropped(name, options, origin, _reason(reason, key)))
             continue
         if risk is not None:
             dropped.append(Dropped(name, options, origin, risk))

@@ -87,12 +87,12 @@ class MiningData:
 
     @cached_property
     def phrases(self) -> list[Proposal]:
-        f = Features(self.texts, self.met, self.min_support)
+        f = Features(self.texts, self.met, self.min_support, self.description)
         return combinations(f, phrase_features(f))
 
     def features(self, featurize: Callable[[str], Iterable[str]]) -> Features:
         """A fresh count of one kind of feature over the training drafts."""
-        f = Features(self.texts, self.met, self.min_support)
+        f = Features(self.texts, self.met, self.min_support, self.description)
         f.count(featurize)
         return f
 

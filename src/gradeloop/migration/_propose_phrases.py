@@ -52,7 +52,10 @@ class Features:
     met: Sequence[bool]
     min_support: int
 
+    hint: str = ""  # the key's description: among equals, a feature it names comes first
+
     def __post_init__(self) -> None:
+        self.hint = self.hint.casefold()
         self.n_met = sum(1 for m in self.met if m)
         self.n_unmet = len(self.met) - self.n_met
         self.counts: dict[str, list[int]] = {}
@@ -74,7 +77,8 @@ class Features:
         scored = []
         for feature in self.counts if among is None else among:
             k = self.kappa([feature], present_means_met, any_of=True)
-            scored.append((-k, -sum(self.counts[feature]), feature.count(" "), feature))
+            named = feature in self.hint
+            scored.append((-k, not named, -sum(self.counts[feature]), feature.count(" "), feature))
         scored.sort()
         return [s[-1] for s in scored if s[0] < 0]
 
