@@ -276,18 +276,19 @@ def _sweep(
                 lo, hi = v, (nxt - 1 if nxt is not None else max(v * 2, v + 10))
             else:
                 lo, hi = (nxt + 1 if nxt is not None else 0), v
-            cuts.append((-k, i, _pick(lo, hi, hints)))
+            cuts.append((-k, i, _pick(lo, hi, hints, kind)))
     cuts.sort()
     return [(t, -k) for k, _, t in cuts]
 
 
-def _pick(lo: int, hi: int, hints: Sequence[int]) -> int:
-    """A number in [lo, hi]: one from the description, else the roundest."""
+def _pick(lo: int, hi: int, hints: Sequence[int], kind: str) -> int:
+    """A number in [lo, hi]: one from the description, else the roundest (the one
+    nearest the met drafts' side among equals), else the met side's own value."""
     for h in hints:
         if lo <= h <= hi:
             return h
     for step in (1000, 500, 100, 50, 10, 5):
-        t = -(-lo // step) * step
-        if t <= hi:
+        t = -(-lo // step) * step if kind == "max" else hi // step * step
+        if lo <= t <= hi:
             return t
-    return lo
+    return lo if kind == "max" else hi
