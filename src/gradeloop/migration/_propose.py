@@ -217,7 +217,7 @@ def propose_checkers(
     reg = registry or default_registry()
     c = _judge_key(rubric, key)
     examples, without = examples_from(evidence, c)
-    require_enough(examples, key, "the labels" if source == "labels" else "the history")
+    require_enough(examples, key, "labels" if source == "labels" else "history")
     sp = split(examples, seed)
     data = MiningData(key, c.description, sp.train, reg)
     raw: list[tuple[Raw, Origin]] = [(p, "mined") for p in mine(data, miners)]

@@ -125,7 +125,7 @@ def examples_from(evidence: Iterable[Any], criterion: Criterion) -> tuple[list[E
     return out, without
 
 
-def require_enough(examples: Sequence[Example], key: str, where: str = "the evidence") -> None:
+def require_enough(examples: Sequence[Example], key: str, where: str = "evidence") -> None:
     """Raise :class:`NotEnoughEvidenceError` below :data:`MIN_DRAFTS` drafts or
     :data:`MIN_EACH` of either verdict, saying how many more are needed."""
     met = sum(1 for e in examples if e.met)
@@ -137,7 +137,7 @@ def require_enough(examples: Sequence[Example], key: str, where: str = "the evid
     which = [f"{n} {v}" for n, v in ((more_met, "met"), (more_unmet, "unmet")) if n]
     detail = f", of which at least {' and '.join(which)}" if which else ""
     raise NotEnoughEvidenceError(
-        f"{where} has {len(examples)} drafts with a verdict for {key!r} ({met} met, "
+        f"{where}: {len(examples)} drafts with a verdict for {key!r} ({met} met, "
         f"{unmet} unmet); proposing a checker needs at least {MIN_DRAFTS}, with at least "
         f"{MIN_EACH} of each verdict: add {more} more{detail}",
         key=key,
