@@ -300,3 +300,30 @@ def test_r2_is_never_the_input_rubric(tmp_path: Path, out: str) -> None:
     with pytest.raises(InputError, match="never overwrites|same format"):
         write_shadow(src, target, "k", "json_valid", {})
     assert src.read_text() == '[[criteria]]\nkey = "k"\ndescription = "d"\n'
+
+
+def test_a_candidate_too_slow_to_shadow_a_key_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time as clock
+
+    from gradeloop.grading._registry import Registry
+    from gradeloop.migration import _propose
+
+    reg = Registry()
+
+    def slow(text: str, *, limit: int = 80) -> bool:
+        clock.sleep(0.002)
+        return len(text.split()) <= limit
+
+    reg.add("slow", slow)
+    r = Rubric.from_dict({"criteria": [{"key": "short", "description": "d"}]}, registry=reg)
+    given = propose_checkers(
+        r, "short", length_rule(), use_model=False, registry=reg, candidates=[("slow", {})]
+    )
+    assert any(c.checker == "slow" for c in given.candidates)  # within the budget: scored
+    monkeypatch.setattr(_propose, "CANDIDATE_SECONDS", 0.02)
+    p = propose_checkers(
+        r, "short", length_rule(), use_model=False, registry=reg, candidates=[("slow", {})]
+    )
+    assert not any(c.checker == "slow" for c in p.candidates)
+    assert any(d.checker == "slow" and "too slow" in d.reason for d in p.dropped)
+    assert p.winner is not None  # the others were scored on every draft

@@ -324,18 +324,15 @@ def _score(
     cut = len(sp.train)
     results: list[CandidateResult] = []
     slow: list[Dropped] = []
-    for cand in kept:
-        ran = predict(reg.info(cand.checker), dict(cand.options), c, texts, contexts)
+    checks = [(reg.info(cand.checker), dict(cand.options)) for cand in kept]
+    ran_all = predict(checks, c, texts, contexts, CANDIDATE_SECONDS)
+    for cand, ran in zip(kept, ran_all, strict=True):
         if ran is None:
-            slow.append(
-                Dropped(
-                    cand.checker,
-                    cand.options,
-                    cand.origin,
-                    f"still running after {CANDIDATE_SECONDS:g} s over the drafts: too slow "
-                    "to check every draft",
-                )
+            reason = (
+                f"used more than {CANDIDATE_SECONDS:g} s over the drafts: too slow to "
+                "check every draft"
             )
+            slow.append(Dropped(cand.checker, cand.options, cand.origin, reason))
             continue
         predicted, errors = ran
         results.append(

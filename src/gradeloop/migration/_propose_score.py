@@ -73,41 +73,53 @@ def figures(predicted: Sequence[bool], truth: Sequence[bool]) -> Figures:
 
 
 def predict(
-    info: CheckerInfo,
-    options: dict[str, Any],
+    checks: Sequence[tuple[CheckerInfo, dict[str, Any]]],
     criterion: Criterion,
     texts: Sequence[str],
     contexts: Sequence[CheckContext],
     seconds: float = CANDIDATE_SECONDS,
-) -> tuple[list[bool], int] | None:
-    """The candidate's met / not met on each text and how many calls failed; None
-    when it ran past ``seconds`` (it is then too slow to shadow a key)."""
-    fn = info.fn
-    kwargs = dict(options)
-    wants = info.wants_context
+) -> list[tuple[list[bool], int] | None]:
+    """Each check's met / not met on every text and how many of its calls failed;
+    None for a check that used more than ``seconds`` (too slow to shadow a key).
+
+    Draft by draft, every check on one draft before the next draft, as ``grade()``
+    runs a rubric's checkers: checkers that read a draft through the shared
+    Markdown scan find it scanned already.
+    """
     scored = criterion.scale == "score"
     threshold = criterion.pass_threshold
-    deadline = time.perf_counter() + seconds
-    out: list[bool] = []
-    errors = 0
+    calls = [(info.fn, dict(options), info.wants_context) for info, options in checks]
+    answers: list[list[bool]] = [[] for _ in checks]
+    errors = [0] * len(checks)
+    spent = [0.0] * len(checks)
+    live = list(range(len(checks)))
+    clock = time.perf_counter
     for i, text in enumerate(texts):
-        if wants:
-            kwargs[CONTEXT_PARAM] = contexts[i]
-        try:
-            raw = fn(text, **kwargs)
-        except Exception:
-            raw = None
-        if raw is True or raw is False:
-            out.append(raw)
-        elif isinstance(raw, CheckResult):
-            score = raw.score
-            out.append(raw.passed and (not scored or score is None or score >= threshold))
-        else:
-            errors += 1
-            out.append(False)
-        if not i % _CHECK_EVERY and time.perf_counter() > deadline:
-            return None
-    return out, errors
+        for j in live:
+            fn, kwargs, wants = calls[j]
+            if wants:
+                kwargs[CONTEXT_PARAM] = contexts[i]
+            started = clock()
+            try:
+                raw = fn(text, **kwargs)
+            except Exception:
+                raw = None
+            spent[j] += clock() - started
+            if raw is True or raw is False:
+                answers[j].append(raw)
+            elif isinstance(raw, CheckResult):
+                score = raw.score
+                answers[j].append(
+                    raw.passed and (not scored or score is None or score >= threshold)
+                )
+            else:
+                errors[j] += 1
+                answers[j].append(False)
+        if not i % _CHECK_EVERY:
+            live = [j for j in live if spent[j] <= seconds]
+    live = [j for j in live if spent[j] <= seconds]
+    kept = set(live)
+    return [(answers[j], errors[j]) if j in kept else None for j in range(len(checks))]
 
 
 def _r(x: float | None) -> float | None:
