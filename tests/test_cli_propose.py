@@ -272,3 +272,58 @@ def test_from_history_reads_loops_rounds_by_id_prefix(rubric_file: Path, tmp_pat
               "--from-history", *prefixes)  # fmt: skip
     assert ran.code == 0, ran.err
     assert "propose short: 30 drafts the judge answered (10 met, 20 unmet)" in ran.out
+
+
+# -- the worked example of docs/migrating-a-criterion.md ------------------------------
+
+DOC = ROOT / "docs" / "migrating-a-criterion.md"
+
+
+def doc_block(name: str) -> tuple[list[str], list[str]]:
+    """The command (split as a shell would) and output lines after ``<!-- output: NAME -->``."""
+    import shlex
+
+    block = DOC.read_text(encoding="utf-8").split(f"<!-- output: {name} -->\n```console\n", 1)[1]
+    lines = block.split("```", 1)[0].splitlines()
+    command = shlex.split(lines[0].removeprefix("$ "))
+    assert command[0] == "gradeloop"
+    return command[1:], lines[1:]
+
+
+def run_doc(name: str, tmp_path: Path, emulator: Emulator | None = None) -> tuple[Any, list[str]]:
+    import shutil
+
+    from tests.test_compare import stand_in
+
+    shutil.copytree(EXAMPLE, tmp_path / "examples" / "payments-guide")
+    args, expected = doc_block(name)
+    env = {}
+    if emulator is not None:
+        emulator.responder = stand_in().respond
+        env["ANTHROPIC_BASE_URL"] = emulator.base_url
+    return cli(*args, cwd=tmp_path, env=env), expected
+
+
+def test_the_docs_propose_output_is_real(tmp_path: Path) -> None:
+    ran, expected = run_doc("propose", tmp_path)
+    assert ran.code == 0, ran.err
+    assert [line.rstrip() for line in ran.out.splitlines()] == expected
+    written = (tmp_path / "rubric-proposed.toml").read_text().splitlines()
+    shadow = (EXAMPLE / "rubric-shadow.toml").read_text().splitlines()
+    # the same rubric as step 2's, but for the comment at its top
+    assert written[4:] == shadow[5:]
+
+
+def test_the_docs_propose_output_with_the_model_is_real(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    ran, expected = run_doc("propose-model", tmp_path, emulator)
+    assert ran.code == 0, ran.err
+    assert [line.rstrip() for line in ran.out.splitlines()] == expected
+    assert len(emulator.bodies) == 1
+
+
+def test_the_docs_too_few_labels_output_is_real(tmp_path: Path) -> None:
+    ran, expected = run_doc("propose-too-few", tmp_path)
+    assert ran.code == 2 and ran.out == ""
+    assert ran.err.splitlines() == expected

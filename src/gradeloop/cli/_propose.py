@@ -146,11 +146,13 @@ def render(proposal: Proposal, args: argparse.Namespace, written: Path | None) -
         markup=False,
     )
     _model_line(proposal, out)
-    mined = sum(1 for c in proposal.candidates if c.candidate.origin != "model")
-    from_model = len(proposal.candidates) - mined
+    origins = [c.candidate.origin for c in proposal.candidates]
+    both = origins.count("both")
+    twice = f", {both} of them both" if both else ""
     out.print(
-        f"{plural(len(proposal.candidates), 'candidate')} scored ({mined} mined, "
-        f"{from_model} from the model); {len(proposal.dropped)} dropped",
+        f"{plural(len(origins), 'candidate')} scored ({len(origins) - origins.count('model')} "
+        f"mined, {len(origins) - origins.count('mined')} from the model{twice}); "
+        f"{len(proposal.dropped)} dropped",
         markup=False,
     )
     out.print()
@@ -241,6 +243,6 @@ def _verdict(proposal: Proposal, args: argparse.Namespace, written: Path | None,
         return
     out.print(
         f"wrote {written}: {key} is still the judge's, with shadow = {winner.checker!r} "
-        "beside it; next, compare the two (docs/migrating-a-criterion.md, step 2)",
+        "beside it; next, compare the two (docs/migrating-a-criterion.md, step 3)",
         markup=False,
     )
