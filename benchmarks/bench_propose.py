@@ -35,10 +35,30 @@ from gradeloop.migration._propose_candidates import Candidate, bind
 from gradeloop.migration._propose_evidence import Example, split
 
 TARGET = 1.5
-WORDS = (
-    "order shipping customer refund parcel invoice delivery account payment support address "
-    "tracking warehouse return label courier receipt balance policy update days thirty"
-).split()
+WORDS = [
+    "order",
+    "shipping",
+    "customer",
+    "refund",
+    "parcel",
+    "invoice",
+    "delivery",
+    "account",
+    "payment",
+    "support",
+    "address",
+    "tracking",
+    "warehouse",
+    "return",
+    "label",
+    "courier",
+    "receipt",
+    "balance",
+    "policy",
+    "update",
+    "days",
+    "thirty",
+]
 RUBRIC = Rubric.from_dict({"criteria": [{"key": "k", "description": "At most 150 words."}]})
 
 
@@ -69,8 +89,17 @@ def candidates(rng: random.Random) -> list[Candidate]:
     for w in rng.sample(WORDS, 8):
         raw.append(("contains", {"values": [w], "ignore_case": True, "whole_word": True}))
         raw.append(("not_contains", {"values": [w], "ignore_case": True, "whole_word": True}))
-    raw.append(("contains", {"values": ["refund policy", "days"], "mode": "all",
-                             "ignore_case": True, "whole_word": True}))  # fmt: skip
+    raw.append(
+        (
+            "contains",
+            {
+                "values": ["refund policy", "days"],
+                "mode": "all",
+                "ignore_case": True,
+                "whole_word": True,
+            },
+        )
+    )
     raw += [
         ("regex", {"pattern": r"(?<!\w)see \d{1,9}\.\d{1,9}(?!\w)", "ignore_case": True}),
         ("regex", {"pattern": r"(?<!\w)\d{1,9} days(?!\w)", "must_match": False}),
@@ -125,7 +154,8 @@ def main() -> None:
     print(f"direct:  {d:.3f} s CPU ({d / (len(texts) * len(chosen)) * 1e6:.1f} us a check)")
     print(f"scoring: {s:.3f} s CPU")
     ratio = s / d
-    print(f"scoring / direct: {ratio:.2f} (target <= {TARGET}: {'met' if ratio <= TARGET else 'NOT met'})")
+    verdict = "met" if ratio <= TARGET else "NOT met"
+    print(f"scoring / direct: {ratio:.2f} (target <= {TARGET}: {verdict})")
     winner = proposal.winner
     label = winner.candidate.label if winner else "none"
     print(

@@ -15,11 +15,39 @@ from pathlib import Path
 from gradeloop import Rubric
 from gradeloop.migration._propose_evidence import Example
 
-WORDS = (
-    "order shipping customer refund parcel invoice delivery account payment support "
-    "address tracking warehouse return label courier receipt balance policy update "
-    "our as an ai your days thirty gives cannot see i"
-).split()
+WORDS = [
+    "order",
+    "shipping",
+    "customer",
+    "refund",
+    "parcel",
+    "invoice",
+    "delivery",
+    "account",
+    "payment",
+    "support",
+    "address",
+    "tracking",
+    "warehouse",
+    "return",
+    "label",
+    "courier",
+    "receipt",
+    "balance",
+    "policy",
+    "update",
+    "our",
+    "as",
+    "an",
+    "ai",
+    "your",
+    "days",
+    "thirty",
+    "gives",
+    "cannot",
+    "see",
+    "i",
+]
 
 RUBRIC = {
     "criteria": [
@@ -93,7 +121,9 @@ def forbidden_phrase(n: int = 60, seed: int = 0) -> list[Example]:
 def unexplained(n: int = 60, seed: int = 0) -> list[Example]:
     """Verdicts drawn by coin, independent of the text: no checker can explain them."""
     rng = random.Random(seed)
-    return [Example(f"U{i}", "", text(rng, rng.randint(30, 70)), rng.random() < 0.5) for i in range(n)]
+    return [
+        Example(f"U{i}", "", text(rng, rng.randint(30, 70)), rng.random() < 0.5) for i in range(n)
+    ]
 
 
 def write_labels(path: Path, key: str, examples: list[Example]) -> Path:

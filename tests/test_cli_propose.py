@@ -27,7 +27,12 @@ def rubric_file(tmp_path: Path) -> Path:
     path = tmp_path / "rubric.toml"
     lines = []
     for c in RUBRIC["criteria"]:
-        lines += ["[[criteria]]", f'key = "{c["key"]}"', f"description = {json.dumps(c['description'])}", ""]
+        lines += [
+            "[[criteria]]",
+            f'key = "{c["key"]}"',
+            f"description = {json.dumps(c['description'])}",
+            "",
+        ]
     path.write_text("# the support replies rubric\n\n" + "\n".join(lines))
     return path
 
@@ -109,7 +114,11 @@ def test_bad_arguments_exit_2(
 ) -> None:
     labels = write_labels(tmp_path / "l.jsonl", "short", length_rule())
     args = tuple(
-        str(rubric_file) if a == "SELF" else str(tmp_path / a) if a.startswith(("r2", "missing")) else a
+        str(rubric_file)
+        if a == "SELF"
+        else str(tmp_path / a)
+        if a.startswith(("r2", "missing"))
+        else a
         for a in args
     )
     ran = propose(rubric_file, "short", labels, *args)
@@ -149,11 +158,29 @@ def test_labels_from_two_files_add_up_and_a_repeated_id_is_refused(
     ex = length_rule()
     a = write_labels(tmp_path / "a.jsonl", "short", ex[:30])
     b = write_labels(tmp_path / "b.jsonl", "short", ex[30:])
-    ran = cli("propose", "short", "--rubric", str(rubric_file), "--labels", str(a),
-              "--labels", str(b), "--no-model")  # fmt: skip
+    ran = cli(
+        "propose",
+        "short",
+        "--rubric",
+        str(rubric_file),
+        "--labels",
+        str(a),
+        "--labels",
+        str(b),
+        "--no-model",
+    )
     assert ran.code == 0 and "60 labelled drafts" in ran.out
-    ran = cli("propose", "short", "--rubric", str(rubric_file), "--labels", str(a),
-              "--labels", str(a), "--no-model")  # fmt: skip
+    ran = cli(
+        "propose",
+        "short",
+        "--rubric",
+        str(rubric_file),
+        "--labels",
+        str(a),
+        "--labels",
+        str(a),
+        "--no-model",
+    )
     assert ran.code == 2 and "is already used at" in ran.err
 
 
@@ -235,8 +262,16 @@ def test_from_history_reads_the_judges_stored_verdicts(rubric_file: Path, tmp_pa
 
 
 def test_from_history_needs_an_existing_database(rubric_file: Path, tmp_path: Path) -> None:
-    ran = cli("propose", "short", "--rubric", str(rubric_file), "--db",
-              str(tmp_path / "none.db"), "--from-history", "--no-model")  # fmt: skip
+    ran = cli(
+        "propose",
+        "short",
+        "--rubric",
+        str(rubric_file),
+        "--db",
+        str(tmp_path / "none.db"),
+        "--from-history",
+        "--no-model",
+    )
     assert ran.code == 2 and "history database not found" in ran.err
 
 
@@ -263,13 +298,28 @@ def test_from_history_reads_loops_rounds_by_id_prefix(rubric_file: Path, tmp_pat
     with HistoryStore(db) as store:
         for i in range(10):  # each loop: two long rounds, then a short one that passes
             texts = [longs[2 * i], longs[2 * i + 1], shorts[i]]
-            result = run_loop("answer", rubric, generator=FakeGenerator(texts),
-                              judge=RuleJudge(), max_rounds=3, stagnation_rounds=None,
-                              store=store)  # fmt: skip
+            result = run_loop(
+                "answer",
+                rubric,
+                generator=FakeGenerator(texts),
+                judge=RuleJudge(),
+                max_rounds=3,
+                stagnation_rounds=None,
+                store=store,
+            )
             ids.append(result.loop_id)
     prefixes = [i[:12] for i in ids]
-    ran = cli("propose", "short", "--rubric", str(rubric_file), "--db", str(db), "--no-model",
-              "--from-history", *prefixes)  # fmt: skip
+    ran = cli(
+        "propose",
+        "short",
+        "--rubric",
+        str(rubric_file),
+        "--db",
+        str(db),
+        "--no-model",
+        "--from-history",
+        *prefixes,
+    )
     assert ran.code == 0, ran.err
     assert "propose short: 30 drafts the judge answered (10 met, 20 unmet)" in ran.out
 
@@ -314,9 +364,7 @@ def test_the_docs_propose_output_is_real(tmp_path: Path) -> None:
     assert written[4:] == shadow[5:]
 
 
-def test_the_docs_propose_output_with_the_model_is_real(
-    tmp_path: Path, emulator: Emulator
-) -> None:
+def test_the_docs_propose_output_with_the_model_is_real(tmp_path: Path, emulator: Emulator) -> None:
     ran, expected = run_doc("propose-model", tmp_path, emulator)
     assert ran.code == 0, ran.err
     assert [line.rstrip() for line in ran.out.splitlines()] == expected

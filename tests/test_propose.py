@@ -159,12 +159,16 @@ def test_a_key_the_rubric_lacks_or_a_checker_fills_is_refused() -> None:
     r = Rubric.from_dict(
         {
             "criteria": [
-                {"key": "short", "description": "d", "checker": "length",
-                 "options": {"max_words": 5}},
+                {
+                    "key": "short",
+                    "description": "d",
+                    "checker": "length",
+                    "options": {"max_words": 5},
+                },
                 {"key": "tone", "description": "d"},
             ]
         }
-    )  # fmt: skip
+    )
     with pytest.raises(InputError, match="did you mean 'tone'"):
         propose_checkers(r, "tones", length_rule(), use_model=False)
     with pytest.raises(InputError, match="filled by the checker 'length' already"):
@@ -229,7 +233,12 @@ def test_to_json_has_the_contract_shape() -> None:
     assert list(data)[:4] == ["key", "winner", "candidates", "cost_usd"]
     assert data["cost_usd"] == 0.0 and data["key"] == "short"
     assert set(data["winner"]) == {"checker", "options", "heldout"}
-    assert set(data["winner"]["heldout"]) == {"kappa", "agreement", "coverage", "false_failure_rate"}
+    assert set(data["winner"]["heldout"]) == {
+        "kappa",
+        "agreement",
+        "coverage",
+        "false_failure_rate",
+    }
     first = data["candidates"][0]
     assert {"checker", "options", "train", "heldout"} <= set(first)
     json.dumps(data)  # JSON-ready throughout
@@ -276,8 +285,16 @@ def test_r2_replaces_an_existing_shadow_and_writes_json_too(tmp_path: Path) -> N
     src = tmp_path / "r.json"
     src.write_text(
         json.dumps(
-            {"criteria": [{"key": "k", "description": "d", "shadow": "sentence_len",
-                           "shadow_options": {"max_words": 9}}]}  # fmt: skip
+            {
+                "criteria": [
+                    {
+                        "key": "k",
+                        "description": "d",
+                        "shadow": "sentence_len",
+                        "shadow_options": {"max_words": 9},
+                    }
+                ]
+            }
         )
     )
     out = write_shadow(src, tmp_path / "r2.json", "k", "json_valid", {})
@@ -297,7 +314,7 @@ def test_r2_is_never_the_input_rubric(tmp_path: Path, out: str) -> None:
     }[out]
     if out == "link":
         target.symlink_to(src)
-    with pytest.raises(InputError, match="never overwrites|same format"):
+    with pytest.raises(InputError, match=r"never overwrites|same format"):
         write_shadow(src, target, "k", "json_valid", {})
     assert src.read_text() == '[[criteria]]\nkey = "k"\ndescription = "d"\n'
 

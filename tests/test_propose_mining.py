@@ -21,7 +21,7 @@ from gradeloop_checkers.sentence_len import sentences
 
 CTX = CheckContext()
 TEXT = st.lists(
-    st.sampled_from(list("ab1 .\n#`-,!?()") + ["Dr. ", "e.g. ", "```", "\n\n", "word "]),
+    st.sampled_from([*"ab1 .\n#`-,!?()", "Dr. ", "e.g. ", "```", "\n\n", "word "]),
     max_size=120,
 ).map("".join)
 
@@ -69,7 +69,9 @@ def test_a_number_pattern_is_found_for_citations() -> None:
     for i in range(40):
         cited = i % 2 == 0
         body = f"The API retries {i} times and see also chapter {i}. Done here."
-        texts.append(body + (f" Details in (see {i % 7 + 1}.{i % 5})." if cited else " Details later."))
+        texts.append(
+            body + (f" Details in (see {i % 7 + 1}.{i % 5})." if cited else " Details later.")
+        )
         met.append(cited)
     r = Rubric.from_dict({"criteria": [{"key": "cites", "description": "Cites the spec."}]})
     p = propose_checkers(r, "cites", examples(texts, met), use_model=False)
@@ -91,7 +93,10 @@ def test_required_headings_are_found() -> None:
     r = Rubric.from_dict({"criteria": [{"key": "sections", "description": "Has an errors part."}]})
     p = propose_checkers(r, "sections", examples(texts, met), use_model=False)
     assert p.winner is not None
-    assert (p.winner.checker, list(p.winner.options["sections"])) == ("required_sections", ["errors"])
+    assert (p.winner.checker, list(p.winner.options["sections"])) == (
+        "required_sections",
+        ["errors"],
+    )
 
 
 def test_headings_are_read_outside_fences_only() -> None:
@@ -99,11 +104,7 @@ def test_headings_are_read_outside_fences_only() -> None:
     assert list(heading_features(text)) == ["one", "two"]
 
 
-@given(
-    st.lists(st.sampled_from(list("a1. ()-:\n") + ["see ", "v2", "12.50"]), max_size=80).map(
-        "".join
-    )
-)
+@given(st.lists(st.sampled_from([*"a1. ()-:\n", "see ", "v2", "12.50"]), max_size=80).map("".join))
 def test_every_number_pattern_is_linear_and_matches_where_it_came_from(text: str) -> None:
     for pattern in set(number_patterns(text)):
         assert regex_risk(pattern) is None, pattern
@@ -132,7 +133,12 @@ def test_risky_patterns_are_refused(pattern: str, fragment: str) -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"(?<!\w)see \d{1,9}\.\d{1,9}(?!\w)", r"^# [A-Z]{1,40}$", "refund policy|return policy", "abc"],
+    [
+        r"(?<!\w)see \d{1,9}\.\d{1,9}(?!\w)",
+        r"^# [A-Z]{1,40}$",
+        "refund policy|return policy",
+        "abc",
+    ],
 )
 def test_bounded_patterns_are_accepted(pattern: str) -> None:
     assert regex_risk(pattern) is None

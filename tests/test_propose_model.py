@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from gradeloop import AnthropicJudge, propose_checkers
-from gradeloop.migration._propose_model import proposal_schema, read_proposals
-from gradeloop.grading._registry import default_registry
 from gradeloop.errors import JudgeError
+from gradeloop.grading._registry import default_registry
+from gradeloop.migration._propose_model import proposal_schema, read_proposals
 from gradeloop.testing import refusal, text_reply
 from tests.emulator import Emulator
 from tests.propose_helpers import length_rule, rubric, unexplained

@@ -102,9 +102,12 @@ def propose(body: dict[str, Any]) -> Any:
     candidates = [
         {"checker": "sentence_len", "options": {"max_words": n}, "why": "the limit, per sentence"},
         {"checker": "length", "options": {"max_words": n * 5}, "why": "a limit on the whole text"},
-        {"checker": "regex", "options": {"pattern": "[^.]{250,}", "must_match": False},
-         "why": "no run of 250 characters without a full stop"},
-    ]  # fmt: skip
+        {
+            "checker": "regex",
+            "options": {"pattern": "[^.]{250,}", "must_match": False},
+            "why": "no run of 250 characters without a full stop",
+        },
+    ]
     note = "Whether a list item is a sentence of its own is a choice for a person."
     return text_reply(json.dumps({"candidates": candidates, "notes": [note]}))
 

@@ -144,7 +144,9 @@ class Proposal:
             winner = {
                 "checker": w.checker,
                 "options": w.candidate.to_json()["options"],
-                "heldout": {k: held[k] for k in ("kappa", "agreement", "coverage", "false_failure_rate")},
+                "heldout": {
+                    k: held[k] for k in ("kappa", "agreement", "coverage", "false_failure_rate")
+                },
             }
         cost = self.cost_usd
         met = sum(1 for e in (*self.split.train, *self.split.heldout) if e.met)
@@ -251,7 +253,7 @@ def propose_checkers(
 
 
 def _judge_key(rubric: Rubric, key: str) -> Criterion:
-    if key not in rubric:
+    if key not in rubric.keys:
         close = difflib.get_close_matches(key, rubric.keys, n=1)
         hint = f"did you mean {close[0]!r}?" if close else "its keys: " + ", ".join(rubric.keys)
         raise InputError(f"the rubric has no criterion {key!r}; {hint}")
@@ -309,8 +311,10 @@ def _identity(reg: Registry, name: str, options: Mapping[str, Any]) -> str:
 
 def _reason(message: str, key: str) -> str:
     """A rubric error's message without the location prefix (the key is known)."""
-    return message.removeprefix(f"criterion {key!r}: ").removeprefix("shadow: ").removeprefix(
-        "shadow_options: "
+    return (
+        message.removeprefix(f"criterion {key!r}: ")
+        .removeprefix("shadow: ")
+        .removeprefix("shadow_options: ")
     )
 
 

@@ -12,6 +12,7 @@ left to a person, and no option may be larger than :data:`MAX_OPTIONS_CHARS`.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections.abc import Mapping
@@ -97,7 +98,10 @@ def bind(
     if model is None:
         return bound
     order = [f.alias or k for k, f in model.model_fields.items()]  # the signature's order
-    return {k: bound[k] for k in sorted(bound, key=lambda k: order.index(k) if k in order else len(order))}
+    return {
+        k: bound[k]
+        for k in sorted(bound, key=lambda k: order.index(k) if k in order else len(order))
+    }
 
 
 def model_risk(info: CheckerInfo, options: Mapping[str, Any]) -> str | None:
@@ -136,7 +140,9 @@ def _file_options(info: CheckerInfo) -> set[str]:
 def _patterns(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every string under an option named like a pattern, at any depth (bounded)."""
     found: list[tuple[str, str]] = []
-    stack: list[tuple[str, Any, bool, int]] = [(k, v, k in _PATTERN_OPTIONS, 0) for k, v in options.items()]
+    stack: list[tuple[str, Any, bool, int]] = [
+        (k, v, k in _PATTERN_OPTIONS, 0) for k, v in options.items()
+    ]
     while stack:
         name, value, is_pattern, depth = stack.pop()
         if depth > 32:
@@ -144,7 +150,9 @@ def _patterns(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         if isinstance(value, str) and is_pattern:
             found.append((name, value))
         elif isinstance(value, Mapping):
-            stack.extend((str(k), v, str(k) in _PATTERN_OPTIONS, depth + 1) for k, v in value.items())
+            stack.extend(
+                (str(k), v, str(k) in _PATTERN_OPTIONS, depth + 1) for k, v in value.items()
+            )
         elif isinstance(value, list | tuple):
             stack.extend((name, v, is_pattern, depth + 1) for v in value)
     return found
@@ -162,9 +170,9 @@ def regex_risk(pattern: str) -> str | None:
     """
     if len(pattern) > _MAX_PATTERN:
         return f"is {len(pattern)} characters long; at most {_MAX_PATTERN}"
-    try:
-        from re import _constants as sre
-        from re import _parser
+    try:  # the parser of `re` itself: what it builds is what will run
+        sre = importlib.import_module("re._constants")
+        _parser = importlib.import_module("re._parser")
     except ImportError:  # fail closed where the parser cannot be read
         return "cannot be checked for its running time on this Python"
     try:
@@ -201,7 +209,7 @@ def _item_cost(op: Any, av: Any, sre: Any, in_repeat: bool) -> int:
             raise _Risky("has an unbounded repeat (*, + or {n,}); bound it, e.g. {1,20}")
         if in_repeat:
             raise _Risky("nests a repeat inside another")
-        return max(1, high - low + 1) * _cost(inner, sre, in_repeat=True)
+        return max(1, int(high) - int(low) + 1) * _cost(inner, sre, in_repeat=True)
     if op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
         raise _Risky("uses a backreference")
     if op == sre.BRANCH:

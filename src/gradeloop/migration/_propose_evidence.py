@@ -204,7 +204,7 @@ def history_evidence(store: HistoryStore, key: str, ids: Sequence[str] = ()) -> 
 
 def _sources(
     store: HistoryStore, ids: Sequence[str]
-) -> Iterable[tuple[str, str, list[Mapping[str, Any]]]]:
+) -> Iterable[tuple[str, str, Sequence[Mapping[str, Any]]]]:
     if not ids:
         runs = [r.run_id for r in store.list_grading_runs(limit=1_000_000)]
         loops = [summary.loop_id for summary in store.list_loops(limit=1_000_000)]

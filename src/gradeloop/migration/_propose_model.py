@@ -243,6 +243,7 @@ def ask_model(
             "AnthropicJudge (or any judge with an anthropic-shaped .client and .model)"
         )
         return answer
+    assert client is not None
     schema, offered = proposal_schema(registry, k)
     answer.offered = len(offered)
     user = prompt(c, train, registry, offered, k)

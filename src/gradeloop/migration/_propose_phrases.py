@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 __all__ = ["Features", "Proposal", "heading_features", "kappa_of", "phrase_features"]
 
@@ -157,11 +158,12 @@ def _grams(text: str, n: int, allowed: set[str] | None) -> Iterator[str]:
             run = []
             continue
         run = [*run[-(n - 1) :], word] if joined and n > 1 else [word]
-        if len(run) == n:
-            if allowed is None or n == 1 or (
-                " ".join(run[:-1]) in allowed and " ".join(run[1:]) in allowed
-            ):
-                yield " ".join(run)
+        if len(run) == n and (
+            allowed is None
+            or n == 1
+            or (" ".join(run[:-1]) in allowed and " ".join(run[1:]) in allowed)
+        ):
+            yield " ".join(run)
 
 
 def phrase_features(f: Features) -> Callable[[str], Iterable[str]]:
@@ -170,7 +172,7 @@ def phrase_features(f: Features) -> Callable[[str], Iterable[str]]:
     allowed: set[str] | None = None
     kept: set[str] = set()
     for n in range(1, MAX_N + 1):
-        found = f.count(lambda text, n=n, allowed=allowed: _grams(text, n, allowed))
+        found = f.count(partial(_grams, n=n, allowed=allowed))
         allowed = set(found)
         kept |= allowed
         if not allowed:
