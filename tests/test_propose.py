@@ -344,3 +344,92 @@ def test_a_candidate_too_slow_to_shadow_a_key_is_dropped(monkeypatch: pytest.Mon
     assert not any(c.checker == "slow" for c in p.candidates)
     assert any(d.checker == "slow" and "too slow" in d.reason for d in p.dropped)
     assert p.winner is not None  # the others were scored on every draft
+
+
+# -- figures, scored keys, the history reader -----------------------------------------
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
+def test_figures_count_what_they_say(pairs: list[tuple[bool, bool]]) -> None:
+    from gradeloop.migration._agreement import cohen_kappa
+    from gradeloop.migration._propose_score import figures
+
+    predicted, truth = [p for p, _ in pairs], [t for _, t in pairs]
+    f = figures(predicted, truth)
+    unmet = [p for p, t in pairs if not t]
+    met = [p for p, t in pairs if t]
+    assert f.n == len(pairs)
+    assert f.agreement == sum(p == t for p, t in pairs) / len(pairs)
+    assert f.coverage == (sum(not p for p in unmet) / len(unmet) if unmet else None)
+    assert f.false_failure_rate == (sum(not p for p in met) / len(met) if met else None)
+    assert f.kappa == cohen_kappa(predicted, truth)[0]
+
+
+def test_a_scored_key_is_met_only_at_its_threshold() -> None:
+    from gradeloop import CheckResult
+    from gradeloop.grading._registry import Registry
+
+    reg = Registry()
+
+    def graded(text: str, *, scale: int = 10) -> CheckResult:
+        return CheckResult(True, score=min(10.0, len(text.split()) / scale))
+
+    reg.add("graded", graded)
+    r = Rubric.from_dict(
+        {"criteria": [{"key": "q", "description": "d", "scale": "score", "threshold": 6}]},
+        registry=reg,
+    )
+    ex = [Example(str(i), "", "w " * (i * 3), i * 3 / 10 >= 6) for i in range(1, 41)]
+    items = [LabelledItem(e.output_id, "", e.draft, {"q": 8.0 if e.met else 3.0}) for e in ex]
+    p = propose_checkers(r, "q", items, use_model=False, registry=reg, candidates=[("graded", {})])
+    row = next(c for c in p.candidates if c.checker == "graded" and not c.options)
+    # passed=True on every draft, yet met only where the score reaches 6
+    assert row.train.kappa == 1.0 and row.heldout.kappa == 1.0
+
+
+def test_history_keeps_only_the_judges_answers_once_per_draft(tmp_path: Path) -> None:
+    from gradeloop import HistoryStore, grade
+    from gradeloop.history._grading import GradedDraft
+    from gradeloop.migration._propose_evidence import history_evidence
+    from tests.fakes import FakeJudge, verdict
+
+    r = Rubric.from_dict(
+        {
+            "criteria": [
+                {"key": "tone", "description": "d"},
+                {"key": "short", "description": "d", "checker": "length",
+                 "options": {"max_words": 3}},
+            ]
+        }
+    )  # fmt: skip
+    judge = FakeJudge(verdict(True, {"tone": True}), verdict(False, {"tone": False}, ["x"]))
+    drafts = [
+        GradedDraft("a", "one", grade("one", r, judge=judge)),
+        GradedDraft("b", "two", grade("two", r, judge=judge)),
+        GradedDraft("c", "one", None, error="judge failed"),  # no verdict: left out
+    ]
+    with HistoryStore(tmp_path / "h.db") as store:
+        store.add_grading_run(drafts, rubric=r.to_dict())
+        store.add_grading_run(drafts[:1], rubric=r.to_dict())  # "one" again: counted once
+        tone = history_evidence(store, "tone")
+        short = history_evidence(store, "short")
+    assert sorted((d.draft, d.met("tone")) for d in tone) == [("one", True), ("two", False)]
+    assert short == []  # a checker's answers are not the judge's
+
+
+def test_options_naming_a_file_or_path_are_refused_for_any_plugin() -> None:
+    from gradeloop.grading._registry import Registry
+    from gradeloop.migration._propose_candidates import model_risk
+
+    reg = Registry(autoload=False)
+
+    def reads(text: str, *, words_path: str = "", log_dir: str = "", n: int = 1) -> bool:
+        return True
+
+    reg.add("reads", reads)
+    info = reg.info("reads")
+    assert "names a file or path" in (model_risk(info, {"words_path": "/etc/shadow"}) or "")
+    assert "names a file or path" in (model_risk(info, {"log_dir": "/tmp"}) or "")
+    assert model_risk(info, {"n": 3}) is None
+    nested = {"n": 1, "extra": {"rules": [{"pattern": "(a|aa)*b"}]}}
+    assert "pattern" in (model_risk(info, nested) or "")
