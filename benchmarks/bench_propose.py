@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import platform
 import random
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gradeloop import Rubric, propose_checkers
@@ -34,31 +36,10 @@ from gradeloop.migration._propose import _score
 from gradeloop.migration._propose_candidates import Candidate, bind
 from gradeloop.migration._propose_evidence import Example, split
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.propose_helpers
+from tests.propose_helpers import WORDS
+
 TARGET = 1.5
-WORDS = [
-    "order",
-    "shipping",
-    "customer",
-    "refund",
-    "parcel",
-    "invoice",
-    "delivery",
-    "account",
-    "payment",
-    "support",
-    "address",
-    "tracking",
-    "warehouse",
-    "return",
-    "label",
-    "courier",
-    "receipt",
-    "balance",
-    "policy",
-    "update",
-    "days",
-    "thirty",
-]
 RUBRIC = Rubric.from_dict({"criteria": [{"key": "k", "description": "At most 150 words."}]})
 
 

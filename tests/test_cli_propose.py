@@ -41,6 +41,11 @@ def propose(rubric_file: Path, key: str, labels: Path, *args: str) -> Any:
     return cli("propose", key, "--rubric", str(rubric_file), "--labels", str(labels), *args)
 
 
+def from_history(rubric_file: Path, db: Path, *ids: str) -> Any:
+    common = ("--rubric", str(rubric_file), "--db", str(db), "--no-model")
+    return cli("propose", "short", *common, "--from-history", *ids)
+
+
 def test_a_winner_exits_0_and_writes_r2_with_its_shadow(rubric_file: Path, tmp_path: Path) -> None:
     labels = write_labels(tmp_path / "l.jsonl", "short", length_rule())
     out = tmp_path / "r2.toml"
@@ -158,29 +163,14 @@ def test_labels_from_two_files_add_up_and_a_repeated_id_is_refused(
     ex = length_rule()
     a = write_labels(tmp_path / "a.jsonl", "short", ex[:30])
     b = write_labels(tmp_path / "b.jsonl", "short", ex[30:])
-    ran = cli(
-        "propose",
-        "short",
-        "--rubric",
-        str(rubric_file),
-        "--labels",
-        str(a),
-        "--labels",
-        str(b),
-        "--no-model",
-    )
+
+    def twice(first: Path, second: Path) -> Any:
+        files = ("--labels", str(first), "--labels", str(second))
+        return cli("propose", "short", "--rubric", str(rubric_file), *files, "--no-model")
+
+    ran = twice(a, b)
     assert ran.code == 0 and "60 labelled drafts" in ran.out
-    ran = cli(
-        "propose",
-        "short",
-        "--rubric",
-        str(rubric_file),
-        "--labels",
-        str(a),
-        "--labels",
-        str(a),
-        "--no-model",
-    )
+    ran = twice(a, a)
     assert ran.code == 2 and "is already used at" in ran.err
 
 
@@ -262,16 +252,7 @@ def test_from_history_reads_the_judges_stored_verdicts(rubric_file: Path, tmp_pa
 
 
 def test_from_history_needs_an_existing_database(rubric_file: Path, tmp_path: Path) -> None:
-    ran = cli(
-        "propose",
-        "short",
-        "--rubric",
-        str(rubric_file),
-        "--db",
-        str(tmp_path / "none.db"),
-        "--from-history",
-        "--no-model",
-    )
+    ran = from_history(rubric_file, tmp_path / "none.db")
     assert ran.code == 2 and "history database not found" in ran.err
 
 
@@ -309,17 +290,7 @@ def test_from_history_reads_loops_rounds_by_id_prefix(rubric_file: Path, tmp_pat
             )
             ids.append(result.loop_id)
     prefixes = [i[:12] for i in ids]
-    ran = cli(
-        "propose",
-        "short",
-        "--rubric",
-        str(rubric_file),
-        "--db",
-        str(db),
-        "--no-model",
-        "--from-history",
-        *prefixes,
-    )
+    ran = from_history(rubric_file, db, *prefixes)
     assert ran.code == 0, ran.err
     assert "propose short: 30 drafts the judge answered (10 met, 20 unmet)" in ran.out
 

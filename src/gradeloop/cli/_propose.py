@@ -15,6 +15,7 @@ from ..migration._jsonl import read_labels
 from ..migration._propose import CandidateResult, Proposal, propose_checkers
 from ..migration._propose_evidence import history_evidence
 from ..migration._propose_write import check_target, write_shadow
+from ._compare import _num, _pct
 from ._io import add_db_option, check_out, console, plural, print_json, read_task
 from ._models import add_model_options, build_judge, model_configured
 
@@ -189,14 +190,6 @@ def _model_line(proposal: Proposal, out: Any) -> None:
     )
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.0%}"
-
-
-def _k(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
-
-
 def _table(rows: list[CandidateResult]) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = ["#", "candidate", "from", "train kappa", "agree", "held-out kappa", "agree"]
@@ -207,9 +200,9 @@ def _table(rows: list[CandidateResult]) -> Table:
             str(n),
             r.candidate.label,
             r.candidate.origin,
-            _k(r.train.kappa),
+            _num(r.train.kappa),
             _pct(r.train.agreement),
-            _k(r.heldout.kappa),
+            _num(r.heldout.kappa),
             _pct(r.heldout.agreement),
             _pct(r.heldout.coverage),
             _pct(r.heldout.false_failure_rate),
@@ -224,13 +217,13 @@ def _verdict(proposal: Proposal, args: argparse.Namespace, written: Path | None,
             "no candidate was left to score"
             if best is None
             else f"the best on train, {best.candidate.label}, has held-out kappa "
-            f"{_k(best.heldout.kappa)}, below {args.min_kappa:g}"
+            f"{_num(best.heldout.kappa)}, below {args.min_kappa:g}"
         )
         out.print(f"keep {key} with the judge: {why}; nothing written", markup=False)
         return
     h = winner.heldout
     out.print(
-        f"winner: {winner.candidate.label}: held-out kappa {_k(h.kappa)} (agreement "
+        f"winner: {winner.candidate.label}: held-out kappa {_num(h.kappa)} (agreement "
         f"{_pct(h.agreement)}, coverage {_pct(h.coverage)}, false failures "
         f"{_pct(h.false_failure_rate)}) reaches {args.min_kappa:g}",
         markup=False,
