@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
         description="Find registered checkers (with options) that agree with people's labels "
         "(or the judge's stored verdicts) on one judge-filled key: candidates are mined from "
         "the drafts and, unless --no-model, proposed by the judge's model; each is scored on "
-        "a seeded train / held-out split. The winner is chosen on train and judged on "
+        "a train / held-out split drawn with --seed. The winner is chosen on train and judged on "
         "held-out. Exit 0 when its held-out kappa reaches --min-kappa (and --out is written "
         "with it as the key's shadow), 1 when none does (keep the key with the judge; "
         "nothing written), 2 for bad input.",
@@ -64,7 +64,13 @@ def add_parser(sub: Any) -> None:
         metavar="K",
         help="the held-out kappa the winner must reach (default 0.8)",
     )
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="the split's seed (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="random seed of the train / held-out split (default 0)",
+    )
     p.add_argument("--task", metavar="TEXT", help="task for label lines that have none")
     p.add_argument("--task-file", metavar="FILE", help="read that task from a file")
     p.add_argument("--json", action="store_true", help="print the proposal as JSON")
