@@ -12,6 +12,11 @@ Its rules are deliberately fallible in the ways a real judge is:
 * ``api_cited``: three ``(see 4.x)`` citations are enough for it;
 * ``errors_named`` and ``no_invention``: keyword checks.
 
+Asked to propose checkers for a key (``gradeloop propose``), it answers with a few
+fixed guesses built from the number in the key's description: the right checker,
+a plausible wrong one, and a pattern that gradeloop refuses to run (its repeat is
+unbounded), with one note for a person.
+
 Run it as a script to serve it on 127.0.0.1 (it prints the base URL to pass as
 ``--base-url``; stop it with Ctrl-C)::
 
@@ -27,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gradeloop.testing import verdict_reply
+from gradeloop.testing import text_reply, verdict_reply
 
 ERROR_CODES = ("invalid_request", "auth_failed", "card_declined", "rate_limited")
 INVENTED = ("refund", "webhook", "/v3/")
@@ -89,8 +94,29 @@ def judge(draft: str, system: str, keys: list[str]) -> dict[str, Any]:
     return {"reasoning": reasoning, "criteria_met": met, "passed": not issues, "issues": issues}
 
 
+def propose(body: dict[str, Any]) -> Any:
+    """A reply to a ``gradeloop propose`` request: guesses from the description's number."""
+    criterion = json.loads(_tagged(body["messages"][0]["content"], "criterion") or "{}")
+    found = re.search(r"\d+", criterion.get("description", ""))
+    n = int(found.group()) if found else 40
+    candidates = [
+        {"checker": "sentence_len", "options": {"max_words": n}, "why": "the limit, per sentence"},
+        {"checker": "length", "options": {"max_words": n * 5}, "why": "a limit on the whole text"},
+        {
+            "checker": "regex",
+            "options": {"pattern": "[^.]{250,}", "must_match": False},
+            "why": "no run of 250 characters without a full stop",
+        },
+    ]
+    note = "Whether a list item is a sentence of its own is a choice for a person."
+    return text_reply(json.dumps({"candidates": candidates, "notes": [note]}))
+
+
 def respond(body: dict[str, Any]) -> Any:
     """The emulator responder: a verdict reply for a judge request."""
+    schema = body.get("output_config", {}).get("format", {}).get("schema", {})
+    if "candidates" in schema.get("properties", {}):
+        return propose(body)
     met_keys, scored = _asked(body)
     system = "".join(b.get("text", "") for b in body.get("system") or [])
     user = body["messages"][0]["content"]

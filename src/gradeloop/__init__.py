@@ -25,6 +25,7 @@ from gradeloop.errors import (
     JudgeRequiredError,
     LoopNotFoundError,
     NotAnAnswer,
+    NotEnoughEvidenceError,
     PluginError,
     RubricError,
     RubricWarning,
@@ -65,6 +66,7 @@ from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, ca
 from gradeloop.migration._compare import CompareReport, KeyComparison, compare
 from gradeloop.migration._evidence import KeyVerdict, StoredDraft, stored_drafts
 from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
+from gradeloop.migration._propose import CandidateResult, Proposal, propose_checkers
 from gradeloop.migration._regrade import KeyFlips, RegradeReport, regrade
 from gradeloop.migration._rubric_write import write_rubric
 from gradeloop.models._digest import request_digest
@@ -130,6 +132,7 @@ __all__ = [
     "CacheWarning",
     "CalibrationReport",
     "CallRecord",
+    "CandidateResult",
     "CheckContext",
     "CheckResult",
     "CheckerConflictError",
@@ -168,6 +171,7 @@ __all__ = [
     "ManyProgress",
     "Meter",
     "NotAnAnswer",
+    "NotEnoughEvidenceError",
     "OpenAICompatibleGenerator",
     "OpenAICompatibleJudge",
     "PairItem",
@@ -175,6 +179,7 @@ __all__ = [
     "PositionBias",
     "Preference",
     "PreferenceBatch",
+    "Proposal",
     "Registry",
     "RegradeReport",
     "Rubric",
@@ -223,6 +228,7 @@ __all__ = [
     "model_configured",
     "optimize",
     "position_bias",
+    "propose_checkers",
     "read_drafts",
     "read_labels",
     "read_user_file",

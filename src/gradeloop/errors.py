@@ -19,6 +19,8 @@ The tree::
     │                                   larger than the limit its message states
     │   └── TranscriptError             agent messages that cannot be read as a
     │                                   transcript; names the message index
+    │   └── NotEnoughEvidenceError      too few drafts with a verdict for a key to
+    │                                   propose a checker; says how many more are needed
     ├── ConfigError                     no model configured, bad environment setting
     │   └── JudgeRequiredError          judge-filled keys but no judge; names the keys
     ├── NotAnAnswer (RuntimeError)      a model reply that is not a finished answer:
@@ -72,6 +74,7 @@ __all__ = [
     "JudgeRequiredError",
     "LoopNotFoundError",
     "NotAnAnswer",
+    "NotEnoughEvidenceError",
     "PluginError",
     "RubricError",
     "RubricWarning",
@@ -237,6 +240,32 @@ class TranscriptError(InputError):
         self.index = index
         self.source = source
         super().__init__(f"{source}: {message}" if source else message)
+
+
+class NotEnoughEvidenceError(InputError):
+    """Too few drafts with a verdict for a key to propose a checker for it.
+
+    ``key`` is the key; ``have`` maps ``"drafts"``, ``"met"`` and ``"unmet"`` to what
+    the evidence holds and ``more`` to how many more drafts are needed (``more_met``
+    and ``more_unmet``: how many of them must have each verdict).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str,
+        have: dict[str, int],
+        more: int,
+        more_met: int = 0,
+        more_unmet: int = 0,
+    ) -> None:
+        self.key = key
+        self.have = dict(have)
+        self.more = more
+        self.more_met = more_met
+        self.more_unmet = more_unmet
+        super().__init__(message)
 
 
 class ConfigError(GradeloopError):

@@ -41,6 +41,7 @@ from . import (
     _optimize,
     _plugins,
     _prefer,
+    _propose,
     _regrade,
     _report,
     _view,
@@ -64,6 +65,7 @@ COMMANDS = (
     _label,
     _align,
     _prefer,
+    _propose,
 )
 
 
