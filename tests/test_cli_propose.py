@@ -248,7 +248,7 @@ def test_from_history_reads_the_judges_stored_verdicts(rubric_file: Path, tmp_pa
     ran = cli(*common, "--from-history", first)
     assert ran.code == 2 and "history: 15 drafts with a verdict" in ran.err
     ran = cli(*common, "--from-history", "grade_nope")
-    assert ran.code == 2 and "no grading run or loop 'grade_nope'" in ran.err
+    assert ran.code == 2 and "no grading run or loop id starts with 'grade_nope'" in ran.err
 
 
 def test_from_history_needs_an_existing_database(rubric_file: Path, tmp_path: Path) -> None:

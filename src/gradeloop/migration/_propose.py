@@ -323,7 +323,7 @@ def _score(
 ) -> tuple[list[CandidateResult], list[Dropped]]:
     examples: list[Example] = [*sp.train, *sp.heldout]
     texts = [e.draft for e in examples]
-    contexts = [make_context(e.task, e.reference, e.metadata) for e in examples]
+    contexts = [make_context(e.task, e.reference, e.metadata, e.transcript) for e in examples]
     truth = [e.met for e in examples]
     cut = len(sp.train)
     results: list[CandidateResult] = []

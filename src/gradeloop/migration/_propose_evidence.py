@@ -20,9 +20,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import LoopNotFoundError, NotEnoughEvidenceError
+from ..errors import NotEnoughEvidenceError
 from ..grading._rubric import Criterion
+from ..grading._transcript import Transcript, draft_parts, judge_text
 from ..history._store import HistoryStore
+from ._evidence import stored_drafts
 from ._jsonl import LabelledItem
 
 __all__ = [
@@ -49,14 +51,38 @@ HELDOUT_SHARE = 1 / 3
 
 @dataclass(frozen=True)
 class Example:
-    """One draft and its verdict for the key (``met``), and what a checker may see."""
+    """One draft and its verdict for the key (``met``), and what a checker may see.
+
+    ``draft`` is the text text checkers read (an agent run's final answer); the run
+    itself is ``transcript`` (None for a text draft), which trajectory checkers read.
+    """
 
     output_id: str
     task: str
     draft: str
     met: bool
-    reference: str | None = None
+    reference: str | Transcript | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    transcript: Transcript | None = None
+
+    @classmethod
+    def of(
+        cls,
+        output_id: str,
+        task: str,
+        draft: str | Transcript,
+        met: bool,
+        reference: str | Transcript | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Example:
+        """An example of a text draft or of an agent run (its transcript kept)."""
+        text, transcript = draft_parts(draft)
+        return cls(output_id, task, text, met, reference, metadata or {}, transcript)
+
+    @property
+    def shown(self) -> str:
+        """The draft as a judge (or the proposing model) is shown it."""
+        return self.draft if self.transcript is None else self.transcript.render()
 
 
 @runtime_checkable
@@ -65,7 +91,7 @@ class StoredVerdicts(Protocol):
 
     item_id: str
     task: str
-    draft: str
+    draft: str | Transcript
 
     def met(self, key: str) -> bool | None: ...
 
@@ -77,7 +103,7 @@ class HistoryDraft:
     source_id: str
     item_id: str
     task: str
-    draft: str
+    draft: str | Transcript
     verdicts: Mapping[str, bool]
 
     def met(self, key: str) -> bool | None:
@@ -106,7 +132,9 @@ def examples_from(evidence: Iterable[Any], criterion: Criterion) -> tuple[list[E
                 continue
             met = label if isinstance(label, bool) else label >= criterion.pass_threshold
             out.append(
-                Example(item.output_id, item.task, item.draft, met, item.reference, item.metadata)
+                Example.of(
+                    item.output_id, item.task, item.draft, met, item.reference, item.metadata
+                )
             )
             continue
         if isinstance(item, StoredVerdicts):
@@ -116,7 +144,9 @@ def examples_from(evidence: Iterable[Any], criterion: Criterion) -> tuple[list[E
                 continue
             reference = getattr(item, "reference", None)
             metadata = getattr(item, "metadata", None) or {}
-            out.append(Example(item.item_id, item.task, item.draft, verdict, reference, metadata))
+            out.append(
+                Example.of(item.item_id, item.task, item.draft, verdict, reference, metadata)
+            )
             continue
         raise TypeError(
             "evidence holds labelled drafts (read_labels), stored drafts or Examples, "
@@ -176,81 +206,28 @@ def split(examples: Sequence[Example], seed: int = 0) -> Split:
 
 
 def history_evidence(store: HistoryStore, key: str, ids: Sequence[str] = ()) -> list[HistoryDraft]:
-    """Every draft of the grading runs and loops ``ids`` name (every stored one when
-    ``ids`` is empty) on which the judge answered ``key``, newest run first.
+    """Every draft of the grading runs and loops ``ids`` name (ids or unique prefixes;
+    every stored one when ``ids`` is empty) on which the judge answered ``key``.
 
-    A grading run is named by its full id, a loop by its id or a unique prefix. A
-    draft text seen before (a loop's repeated round, a draft graded twice) counts
+    Read with :func:`~gradeloop.stored_drafts`, so a transcript draft comes back as
+    one. A draft seen before (a loop's repeated round, a draft graded twice) counts
     once, with its first verdict. Verdicts of ``key`` filled by a checker are not the
-    judge's and are left out.
+    judge's and are left out, as are drafts whose judge failed.
     """
+    if not ids:
+        ids = [
+            *(r.run_id for r in store.list_grading_runs(limit=1_000_000)),
+            *(summary.loop_id for summary in store.list_loops(limit=1_000_000)),
+        ]
     out: list[HistoryDraft] = []
     seen: set[str] = set()
-    for source_id, task, records in _sources(store, ids):
-        for record in records:
-            draft = record.get("content")
-            if not isinstance(draft, str) or draft in seen:
-                continue
-            verdicts = _judge_verdicts(record)
-            if key not in verdicts:
-                continue
-            seen.add(draft)
-            item_id = str(record.get("item_id") or record.get("output_id") or "")
-            out.append(
-                HistoryDraft(source_id, item_id, str(record.get("task") or task), draft, verdicts)
-            )
-    return out
-
-
-def _sources(
-    store: HistoryStore, ids: Sequence[str]
-) -> Iterable[tuple[str, str, Sequence[Mapping[str, Any]]]]:
-    if not ids:
-        runs = [r.run_id for r in store.list_grading_runs(limit=1_000_000)]
-        loops = [summary.loop_id for summary in store.list_loops(limit=1_000_000)]
-    else:
-        runs, loops = [], []
-        for ident in ids:
-            kind, found = _resolve(store, ident)
-            (runs if kind == "run" else loops).append(found)
-    for run_id in runs:
-        yield run_id, "", list(store.grading_run(run_id)["drafts"])
-    for loop_id in loops:
-        task = str(store.get(loop_id).get("task") or "")
-        yield loop_id, task, store.iterations(loop_id)
-
-
-def _resolve(store: HistoryStore, ident: str) -> tuple[str, str]:
-    try:
-        store.grading_run(ident)
-    except LoopNotFoundError:
-        pass
-    else:
-        return "run", ident
-    try:
-        return "loop", store.resolve(ident)
-    except LoopNotFoundError:
-        raise LoopNotFoundError(
-            f"no grading run or loop {ident!r} in {store.path}; `gradeloop history` lists "
-            "loops and `gradeloop view` grading runs"
-        ) from None
-
-
-def _judge_verdicts(record: Mapping[str, Any]) -> dict[str, bool]:
-    """The keys the judge answered in one stored record, met or not."""
-    if record.get("error") or record.get("judge_error"):
-        return {}
-    detail = record.get("detail")
-    if not isinstance(detail, Mapping):
-        return {}
-    out: dict[str, bool] = {}
-    for c in detail.get("criteria") or ():
-        if (
-            isinstance(c, Mapping)
-            and isinstance(c.get("key"), str)
-            and c.get("source") == "judge"
-            and c.get("checked") is not False
-            and isinstance(c.get("met"), bool)
-        ):
-            out[c["key"]] = c["met"]
+    for d in stored_drafts(store, list(ids)):
+        v = d.verdicts.get(key)
+        if d.error or v is None or v.source != "judge" or not v.checked:
+            continue
+        shown = judge_text(d.draft)  # a transcript as the judge saw it
+        if shown in seen:
+            continue
+        seen.add(shown)
+        out.append(HistoryDraft(d.source_id, d.item_id, d.task, d.draft, {key: v.met}))
     return out

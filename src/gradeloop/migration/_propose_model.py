@@ -170,9 +170,10 @@ def prompt(
     criterion = json.dumps({"key": c.key, "description": c.description}, ensure_ascii=False)
     shown = []
     for verdict in (True, False):
-        group = sorted((e for e in train if e.met is verdict), key=lambda e: len(e.draft))
-        for e in group[:SHOWN_EACH]:
-            draft = e.draft if len(e.draft) <= MAX_DRAFT else e.draft[:MAX_DRAFT] + " [...]"
+        group = sorted((e for e in train if e.met is verdict), key=lambda e: len(e.shown))
+        for e in group[:SHOWN_EACH]:  # an agent run as its rendering: calls and results
+            seen = e.shown
+            draft = seen if len(seen) <= MAX_DRAFT else seen[:MAX_DRAFT] + " [...]"
             body = f"verdict: {'met' if verdict else 'not met'}\n{tagged('draft', draft)}"
             shown.append(tagged("example", body))
     menu = "\n".join(f"- {i.name}: {i.description}" for i in registry if i.name in offered)
