@@ -16,8 +16,9 @@ from typing import Any, NoReturn
 
 from ..errors import RubricError
 from ..grading._checks import file_options_within
+from ..grading._criterion import unknown_field as _unknown_field
 from ..grading._registry import Registry, default_registry
-from ..grading._rubric import JUDGE, Criterion, Rubric, _unknown_field
+from ..grading._rubric import JUDGE, Criterion, Rubric
 
 __all__ = [
     "ARGUMENTS",
