@@ -18,59 +18,37 @@ down when it ends. Nothing process-wide changes while a batch runs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import copy
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from .. import telemetry
-from ..errors import GradeloopError, JudgeError, JudgeRequiredError
+from ..errors import JudgeError
 from ..grading._agrade import check_and_ask, finish_async
 from ..grading._calls import judge_calls
-from ..grading._checks import CheckerInfo, call_checker, run_checker
-from ..grading._context import make_context
-from ..grading._files import warn_if_large
 from ..grading._grade import (
     CriterionResult,
     Evaluation,
     GradePlan,
     Judge,
-    finish_grade,
     merge,
-    run_checks,
     start_plan,
 )
-from ..grading._registry import Registry, default_registry
-from ..grading._rubric import Rubric, checker_timeout_problem
-from ..grading._shadow import judge_request
-from ..grading._transcript import Draft, Transcript, as_transcript, draft_parts
+from ..grading._registry import Registry
+from ..grading._rubric import Rubric
+from ..grading._transcript import Draft
 from ..grading._verdict import Verdict
 from ..grading._workers import worker_pool
 from ..models._aclient import connection_pool
 from ..models._pacing import THROTTLED, Pacer, pacing
-from ._progress import ManyProgress, ProgressBar, ProgressCallback
+from ._code_only import grade_code_only
+from ._items import Batch, DraftLike, Item, as_item, reporter
+from ._progress import ManyProgress, ProgressCallback
 
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
     from ..models._judge import ReplyCache
 
 __all__ = ["DraftLike", "Item", "agrade_many", "as_item", "failed_evaluation", "grade_many"]
-
-
-class DraftLike(Protocol):
-    """A draft with its own task and id (:class:`gradeloop.DraftItem` is one)."""
-
-    @property
-    def output_id(self) -> str: ...
-
-    @property
-    def task(self) -> str: ...
-
-    @property
-    def draft(self) -> str | Transcript: ...
 
 
 def grade_many(
@@ -118,9 +96,9 @@ def grade_many(
         )
     _check_concurrency(concurrency)
     judge = _with_cache(judge, cache)
-    batch = _Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
+    batch = Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
     if batch.code_only:
-        return _grade_code_only(batch, concurrency, progress)
+        return grade_code_only(batch, concurrency, progress)
 
     async def run() -> list[Evaluation]:
         try:
@@ -155,67 +133,21 @@ async def agrade_many(
     """
     _check_concurrency(concurrency)
     judge = _with_cache(judge, cache)
-    batch = _Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
+    batch = Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
     if batch.code_only:
-        return await asyncio.to_thread(_grade_code_only, batch, concurrency, progress)
+        return await asyncio.to_thread(grade_code_only, batch, concurrency, progress)
     return await _agrade_batch(batch, concurrency, progress)
 
 
-@dataclass(frozen=True)
-class _Batch:
-    """A batch's drafts and settings, checked once for all of them."""
-
-    items: list[Item]
-    rubric: Rubric
-    judge: Judge | None
-    skip_judge: bool
-    registry: Registry | None
-    checker_timeout: float
-
-    @classmethod
-    def of(
-        cls,
-        drafts: Iterable[Draft | DraftLike],
-        rubric: Rubric | Mapping[str, Any],
-        task: str,
-        judge: Judge | None,
-        skip_judge: bool,
-        registry: Registry | None,
-        checker_timeout: float | None,
-    ) -> _Batch:
-        if not isinstance(rubric, Rubric):
-            rubric = Rubric.from_dict(rubric, registry=registry)
-        if rubric.judge_criteria and judge is None and not skip_judge:
-            raise JudgeRequiredError([c.key for c in rubric.judge_criteria])
-        if checker_timeout is None:
-            checker_timeout = rubric.checker_timeout
-        elif (problem := checker_timeout_problem(checker_timeout)) is not None:
-            raise ValueError(problem)
-        items = [as_item(d, i, task) for i, d in enumerate(drafts)]
-        return cls(items, rubric, judge, skip_judge, registry, float(checker_timeout))
-
-    @property
-    def code_only(self) -> bool:
-        """Whether no draft's judge is asked anything."""
-        return self.judge is None or self.skip_judge or not judge_request(self.rubric)
-
-
-def _reporter(progress: bool | ProgressCallback, total: int) -> tuple[Any, Any]:
-    """The live bar (None without one) and what to call after each draft (or None)."""
-    bar = ProgressBar(total) if progress is True else None
-    report = bar if bar is not None and bar.enabled else (progress if callable(progress) else None)
-    return (bar if bar is not None and bar.enabled else None), report
-
-
 async def _agrade_batch(
-    batch: _Batch, concurrency: int, progress: bool | ProgressCallback
+    batch: Batch, concurrency: int, progress: bool | ProgressCallback
 ) -> list[Evaluation]:
     items = batch.items
     state = ManyProgress(total=len(items))
     results: list[Evaluation | None] = [None] * len(items)
     pacer = Pacer(concurrency)
     gate = _Gate(pacer)
-    bar, report = _reporter(progress, len(items))
+    bar, report = reporter(progress, len(items))
     pending = iter(range(len(items)))
 
     async def worker() -> None:
@@ -239,55 +171,6 @@ async def _agrade_batch(
     return [r for r in results if r is not None]
 
 
-def _grade_code_only(
-    batch: _Batch, concurrency: int, progress: bool | ProgressCallback
-) -> list[Evaluation]:
-    """A batch with no judge to ask: ``concurrency`` threads (this one alone for one)
-    pull drafts in order and grade each as grade() does; no event loop."""
-    items, rubric = batch.items, batch.rubric
-    reg = batch.registry or default_registry()
-    check = run_checker if telemetry.tracing() else call_checker
-    state = ManyProgress(total=len(items))
-    results: list[Evaluation | None] = [None] * len(items)
-    bar, report = _reporter(progress, len(items))
-    pending = iter(range(len(items)))
-    lock = threading.Lock()
-    shared = None if _wants_context(rubric, reg) else make_context()
-
-    def work() -> None:
-        for index in pending:
-            item = items[index]
-            text, transcript = draft_parts(item.draft)  # a text draft is itself
-            warn_if_large(text)
-            if shared is not None and transcript is None and item.reference is None:
-                context = shared  # no checker reads a context: one for every text draft
-            else:
-                context = make_context(item.task, item.reference, item.metadata, transcript)
-            plan = GradePlan(
-                rubric, reg, text, item.task, context, {}, (), batch.checker_timeout, transcript
-            )
-            evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
-            results[index] = evaluation
-            if report is not None:
-                with lock:
-                    state.add(evaluation)
-                    report(state)
-
-    # gradeloop's own checkers only compute (threads would only take turns with the
-    # interpreter lock): one thread; another's checker may wait on I/O: concurrency
-    workers = min(concurrency, len(items)) if _any_unbounded(rubric, reg) else 1
-    with bar if bar is not None else contextlib.nullcontext():
-        if workers <= 1:
-            work()
-        else:
-            with ThreadPoolExecutor(workers, thread_name_prefix="gradeloop-batch") as pool:
-                for done in [
-                    pool.submit(contextvars.copy_context().run, work) for _ in range(workers)
-                ]:
-                    done.result()
-    return [r for r in results if r is not None]
-
-
 def _check_concurrency(concurrency: object) -> None:
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be an integer >= 1, not {concurrency!r}")
@@ -304,31 +187,7 @@ async def _run_workers(worker: Any, count: int) -> None:
         raise
 
 
-def _wants_context(rubric: Rubric, reg: Registry) -> bool:
-    """Whether any checker the rubric names (shadows too) takes a CheckContext."""
-    return _any_checker(rubric, reg, lambda info: info.wants_context)
-
-
-def _any_unbounded(rubric: Rubric, reg: Registry) -> bool:
-    """Whether any checker the rubric names (shadows too) is not gradeloop's own."""
-    return _any_checker(rubric, reg, lambda info: not info.bounded)
-
-
-def _any_checker(rubric: Rubric, reg: Registry, test: Callable[[CheckerInfo], bool]) -> bool:
-    """Whether ``test`` holds for a checker the rubric names (True for one that is
-    not registered now: it is reported when it runs, and nothing is assumed of it)."""
-    names = {c.checker for c in rubric.code_criteria}
-    names |= {c.shadow for c in rubric.shadowed if c.shadow_source == "code"}
-    for name in names:
-        try:
-            if name is None or test(reg.info(name)):
-                return True
-        except GradeloopError:
-            return True
-    return False
-
-
-async def _grade_one(item: Item, batch: _Batch, pacer: Pacer) -> Evaluation:
+async def _grade_one(item: Item, batch: Batch, pacer: Pacer) -> Evaluation:
     judge = batch.judge
     with judge_calls() as calls:
         plan = _start(item, batch)
@@ -340,7 +199,7 @@ async def _grade_one(item: Item, batch: _Batch, pacer: Pacer) -> Evaluation:
     return await finish_async(plan, answer, tuple(calls))
 
 
-def _start(item: Item, batch: _Batch) -> GradePlan:
+def _start(item: Item, batch: Batch) -> GradePlan:
     """Grading ``item`` begun: the judge keys to ask, no checker run yet."""
     return start_plan(
         item.draft,
@@ -408,43 +267,6 @@ class _Gate:
     async def __aexit__(self, *exc: object) -> None:
         self.in_flight -= 1
         self._freed.set()
-
-
-@dataclass(frozen=True)
-class Item:
-    """A draft to grade, with its id, task and (optional) context."""
-
-    output_id: str
-    task: str
-    draft: str | Transcript
-    reference: str | Transcript | None = None
-    metadata: Mapping[str, Any] | None = None
-
-
-def as_item(draft: Draft | DraftLike, index: int, task: str) -> Item:
-    """A string or a transcript (id ``draft-N``, the shared ``task``) or a DraftItem,
-    as an :class:`Item`."""
-    if isinstance(draft, str | Transcript):
-        return Item(f"draft-{index + 1}", task, draft)
-    if isinstance(draft, list | tuple):  # a list of message dicts: read it now, by index
-        read = as_transcript(draft, what=f"drafts[{index}]")
-        assert read is not None
-        return Item(f"draft-{index + 1}", task, read)
-    text = getattr(draft, "draft", None)
-    if not isinstance(text, str | Transcript):
-        raise TypeError(
-            f"drafts[{index}] is {type(draft).__name__}: give a string, a Transcript, a "
-            "list of message dicts or a DraftItem (with .draft, .task and .output_id)"
-        )
-    own_task = getattr(draft, "task", None)
-    output_id = getattr(draft, "output_id", None) or f"draft-{index + 1}"
-    return Item(
-        str(output_id),
-        own_task if isinstance(own_task, str) else task,
-        text,
-        getattr(draft, "reference", None),
-        getattr(draft, "metadata", None),
-    )
 
 
 def _with_cache(judge: Judge | None, cache: ReplyCache | None) -> Judge | None:
