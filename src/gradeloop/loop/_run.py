@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import collections.abc
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from .. import telemetry
 from ..errors import InputError, JudgeError
@@ -33,9 +32,40 @@ from ..models._failure import failure_line
 from ..models._fingerprint import run_fingerprint
 from ..models._usage import Meter, Usage, metered
 from ._best import best_of, iteration_rank
+from ._records import (
+    Generator,
+    HistorySink,
+    generator_task,
+    new_id,
+    record_lost,
+    record_selection,
+    record_shadows,
+)
 from ._result import Iteration, LoopResult, StopReason
 from ._select import select_draft
+from ._settings import LoopSettings
 from ._similarity import DEFAULT_SIMILARITY, similar
+
+__all__ = [
+    "Generator",
+    "HistorySink",
+    "LoopEvent",
+    "LoopEventKind",
+    "LoopSettings",
+    "OnEvent",
+    "OnIteration",
+    "ReturnPolicy",
+    "Select",
+    "Step",
+    "abandon",
+    "generator_task",
+    "new_id",
+    "optimize",
+    "record_lost",
+    "record_selection",
+    "record_shadows",
+    "run_loop",
+]
 
 ReturnPolicy = Literal["best", "last"]
 Select = Literal["score", "pairwise"]
@@ -61,90 +91,6 @@ class LoopEvent:
 OnEvent = Callable[[LoopEvent], None]
 
 
-class Generator(Protocol):
-    """Anything that can write a draft, and revise one on a list of issues."""
-
-    def generate(self, task: str, draft: str = "", issues: list[str] | None = None) -> str: ...
-
-
-class HistorySink(Protocol):
-    """What the loop needs of a history store (``HistoryStore`` provides it)."""
-
-    def start_loop(
-        self,
-        loop_id: str,
-        *,
-        task: str,
-        rubric: Mapping[str, Any],
-        config: Mapping[str, Any],
-        started_at: float | None = None,
-    ) -> None: ...
-
-    def add_iteration(self, loop_id: str, record: Mapping[str, Any]) -> None: ...
-
-    def finish_loop(
-        self,
-        loop_id: str,
-        *,
-        final_output_id: str,
-        passed: bool,
-        stop_reason: str,
-        total_time_ms: float,
-        final_score: float | None,
-    ) -> None: ...
-
-
-def generator_task(task: str, rubric: Rubric) -> str:
-    """The task text the generator sees: the task, then every criterion.
-
-    Code-filled criteria are included on purpose: a criterion the generator never
-    sees is one it keeps violating.
-    """
-    return (
-        f"{task.rstrip()}\n\n"
-        "Your answer will be checked against every criterion below. Meet all of them.\n"
-        f"{rubric.criteria_block()}"
-    )
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
-
-
-def record_selection(store: object, loop_id: str, selection: Any) -> None:
-    """Store a pairwise selection, if there was one and the store keeps them."""
-    add = getattr(store, "add_preference", None)
-    if selection is None or add is None:
-        return
-    add(
-        selection.preference.to_json() if selection.preference is not None else None,
-        origin="loop",
-        loop_id=loop_id,
-        a_output_id=selection.a_output_id,
-        b_output_id=selection.b_output_id,
-        chosen_output_id=selection.chosen_output_id,
-        reason=selection.reason,
-        error=selection.error,
-    )
-
-
-def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
-    """Store the draft's shadow outcomes, if the store keeps them (a reused verdict's
-    outcomes were stored with the draft they came from)."""
-    add = getattr(store, "add_shadow_results", None)
-    if it.evaluation is None or not it.evaluation.shadows or it.reused_from or add is None:
-        return
-    add(it.output_id, it.evaluation.shadows, loop_id=loop_id, origin="loop")
-
-
-def record_lost(store: object, loop_id: str, meter: Meter) -> None:
-    """Add the calls in ``meter`` (a step that raised) to the loop's history, if the
-    store keeps such calls (``HistoryStore.add_loop_usage``)."""
-    add = getattr(store, "add_loop_usage", None)
-    if add is not None and meter.records:
-        add(loop_id, meter.usage.to_dict())
-
-
 class _Run:
     """The state of one loop. Kept in one place so each step stays small."""
 
@@ -154,7 +100,7 @@ class _Run:
         rubric: Rubric,
         generator: Generator,
         judge: Judge | None,
-        settings: _Settings,
+        settings: LoopSettings,
         store: HistorySink | None,
         on_iteration: OnIteration | None,
         registry: Registry | None,
@@ -371,70 +317,6 @@ class _Run:
         return time.perf_counter() - self.started
 
 
-class _Settings:
-    """Validated loop settings (bad values are the caller's error, named)."""
-
-    def __init__(
-        self,
-        *,
-        max_rounds: int,
-        stagnation_rounds: int | None,
-        return_policy: str,
-        similarity: float | None,
-        reuse_identical: bool,
-        token_budget: int | None,
-        time_budget: float | None,
-        max_judge_failures: int,
-        max_cost_usd: float | None = None,
-        select: str = "score",
-        select_margin: float = 1.0,
-    ) -> None:
-        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
-            raise InputError(f"max_rounds must be an integer, not {max_rounds!r}")
-        if return_policy not in ("best", "last"):
-            raise InputError(f"return_policy must be 'best' or 'last', not {return_policy!r}")
-        if stagnation_rounds is not None and stagnation_rounds < 0:
-            raise InputError(
-                f"stagnation_rounds must be >= 0 (0 turns it off), not {stagnation_rounds}"
-            )
-        if similarity is not None and not 0 < similarity <= 1:
-            raise InputError(f"similarity must be in (0, 1], not {similarity}")
-        for name, value in (
-            ("token_budget", token_budget),
-            ("time_budget", time_budget),
-            ("max_cost_usd", max_cost_usd),
-        ):
-            if value is not None and not value > 0:
-                raise InputError(f"{name} must be positive, not {value}")
-        if max_judge_failures < 1:
-            raise InputError(f"max_judge_failures must be >= 1, not {max_judge_failures}")
-        if select not in ("score", "pairwise"):
-            raise InputError(f"select must be 'score' or 'pairwise', not {select!r}")
-        if select == "pairwise" and return_policy != "best":
-            raise InputError(
-                "select='pairwise' chooses between the best two drafts: it needs "
-                f"return_policy='best', not {return_policy!r}"
-            )
-        if isinstance(select_margin, bool) or not (
-            isinstance(select_margin, int | float) and 0 <= select_margin <= 10
-        ):
-            raise InputError(f"select_margin must be a number from 0 to 10, not {select_margin!r}")
-        self.max_rounds = max_rounds
-        self.stagnation_rounds = stagnation_rounds
-        self.return_policy = return_policy
-        self.similarity = similarity
-        self.reuse_identical = reuse_identical
-        self.token_budget = token_budget
-        self.time_budget = time_budget
-        self.max_judge_failures = max_judge_failures
-        self.max_cost_usd = max_cost_usd
-        self.select = select
-        self.select_margin = float(select_margin)
-
-    def to_config(self) -> dict[str, Any]:
-        return dict(vars(self))
-
-
 @telemetry.traced_loop
 def run_loop(
     task: str,
@@ -515,7 +397,7 @@ def _start(kind: type[_Run], args: Mapping[str, Any]) -> Any:
     rubric, registry = args["rubric"], args["registry"]
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
-    settings = _Settings(
+    settings = LoopSettings(
         max_rounds=args["max_rounds"],
         stagnation_rounds=args["stagnation_rounds"],
         return_policy=args["return_policy"],
