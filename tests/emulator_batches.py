@@ -52,6 +52,7 @@ class BatchDesk:
         self.emulator = emulator
         self.polls_to_end = 1
         self.outcome: Any = None  # (custom_id, params) -> Message | outcome string
+        self.prefix = ""  # in batch ids: two emulators of one test give different ids
         self.created: list[dict[str, Any]] = []  # every create body, in order
         # (lines) -> lines: what a results stream carries, changed by a test (a line
         # repeated, garbled, or for an id no request had); None: as they are
@@ -124,7 +125,7 @@ class BatchDesk:
                 return 400, {}, _error(400, f"requests.{n}.params: {problem}")
         with self._lock:
             self.created.append(body)
-            batch_id = f"msgbatch_emulated_{len(self._batches) + 1:04d}"
+            batch_id = f"msgbatch_emulated_{self.prefix}{len(self._batches) + 1:04d}"
         results = {r["custom_id"]: self._result(r["custom_id"], r["params"]) for r in requests}
         order = list(results)
         random.Random(batch_id).shuffle(order)

@@ -248,13 +248,16 @@ def test_judges_of_another_family_draw_no_line(
     assert "self-preference" not in ran.err, ran.err
 
 
-def test_a_jury_is_refused_by_message_batches_with_the_way_out(
+def test_a_doubtful_jury_is_refused_by_message_batches_with_the_way_out(
     emulator: Emulator, files: dict[str, str], tmp_path: Path
 ) -> None:
+    # a jury of "all" goes through batches (tests/test_batches_jury.py); a doubtful one
+    # asks the others after the first answered, which a batch cannot wait for
     drafts = tmp_path / "d.jsonl"
     drafts.write_text('{"task": "t", "draft": "one"}\n')
     ran = cli("grade", "--drafts", str(drafts), "--rubric", files["r.toml"], "--batch",
               "--base-url", emulator.base_url, "--judge-model", "claude-a",
-              "--judge-model", "claude-b")  # fmt: skip
-    assert ran.code == 2 and "a Jury cannot go through batches yet" in ran.err
-    assert emulator.bodies == []  # nothing was sent
+              "--judge-model", "claude-b", "--jury-on", "doubtful")  # fmt: skip
+    assert ran.code == 2 and "on='all' in batches" in ran.err
+    assert len(ran.err.splitlines()) == 1
+    assert [r for r in emulator.requests if "batches" in r.path] == []  # nothing sent

@@ -19,11 +19,16 @@ the history before sending anything and splits a job above 100,000 requests or
 results to drafts by custom id and turns errored, expired or canceled requests into
 failed evaluations (never passes). The CLI: ``gradeloop grade --drafts F --batch``,
 ``gradeloop batch status ID``, ``gradeloop batch collect ID``.
+
+A :class:`~gradeloop.Jury` of AnthropicJudges (``on="all"``) goes through too: one
+member job per judge on its own client, decided together at ``collect`` as
+``Jury.evaluate`` decides (``status``/``wait``/``collect`` take the Jury as ``judge``).
 """
 
 from __future__ import annotations
 
 from ._collect import BatchResult, BatchStatus, PartStatus, collect, status, wait
+from ._jury import job_requests
 from ._submit import MAX_BYTES, MAX_REQUESTS, BatchJob, judge_settings, submit
 
 __all__ = [
@@ -34,6 +39,7 @@ __all__ = [
     "BatchStatus",
     "PartStatus",
     "collect",
+    "job_requests",
     "judge_settings",
     "status",
     "submit",

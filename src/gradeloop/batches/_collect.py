@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,105 +21,44 @@ from ..grading._agrade import _Replay
 from ..grading._calls import judge_calls
 from ..grading._grade import Evaluation, _ask_judge, finish_grade, run_checks, start_plan
 from ..grading._registry import Registry
-from ..grading._rubric import Rubric
+from ..grading._rubric import Criterion, Rubric
+from ..grading._shadow import judge_request
+from ..grading._verdict import Verdict
 from ..history._batches import BatchJobRecord, BatchRequestRecord
 from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
 from ..models._batch import read_batch_reply
 from ..models._fingerprint import run_fingerprint
 from ..models._judge import AnthropicJudge
-from ._submit import BatchJob
+from ._jury import collect_jury, is_jury_job, jury_status
+from ._types import COUNTS as _COUNTS
+from ._types import BatchJob, BatchResult, BatchStatus, PartStatus, opened_store
 
 __all__ = ["BatchResult", "BatchStatus", "PartStatus", "collect", "status", "wait"]
-
-_COUNTS = ("processing", "succeeded", "errored", "canceled", "expired")
-
-
-@dataclass(frozen=True)
-class PartStatus:
-    """One provider batch of a job: ``processing_status`` is the API's
-    (``in_progress``, ``canceling``, ``ended``) or ``not_submitted``."""
-
-    part: int
-    batch_id: str | None
-    processing_status: str
-    counts: dict[str, int]
-
-
-@dataclass(frozen=True)
-class BatchStatus:
-    """Where a job stands: each part, and the request counts added up."""
-
-    job_id: str
-    requests: int
-    parts: tuple[PartStatus, ...]
-
-    @property
-    def ended(self) -> bool:
-        """Every submitted part has ended (results can be collected)."""
-        return all(p.processing_status in ("ended", "not_submitted") for p in self.parts)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """Requests per state, over all parts."""
-        return {k: sum(p.counts.get(k, 0) for p in self.parts) for k in _COUNTS}
-
-    def line(self) -> str:
-        """One line for a person: ``job gb..: in_progress, 40 processing, 60 succeeded``."""
-        states = sorted({p.processing_status for p in self.parts})
-        counts = ", ".join(f"{n:,} {k}" for k, n in self.counts.items() if n)
-        return f"batch job {self.job_id}: {'/'.join(states)}; {counts or 'no counts yet'}"
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {
-            "job_id": self.job_id,
-            "requests": self.requests,
-            "ended": self.ended,
-            "counts": self.counts,
-            "parts": [vars(p) for p in self.parts],
-        }
-
-
-@dataclass
-class BatchResult:
-    """A collected job: one evaluation per draft, in submission order (ids set)."""
-
-    job_id: str
-    evaluations: list[Evaluation]
-    run_id: str | None = None
-    outcomes: dict[str, int] = field(default_factory=dict)
-    unmatched: int = 0  # results whose custom id is not in the job (ignored)
-    duplicated: int = 0  # ids with more than one result (all set aside: duplicate_result)
-    unreadable: int = 0  # result lines that are not a result (not JSON, wrong shape)
-
-    def problems(self) -> list[str]:
-        """What was wrong with the results stream, one phrase each (empty: nothing)."""
-        out = []
-        if self.unmatched:
-            out.append(f"{_n(self.unmatched, 'result')} for ids not in this job ignored")
-        if self.duplicated:
-            out.append(
-                f"{_n(self.duplicated, 'id')} with more than one result: all set aside, "
-                "the draft reported duplicate_result"
-            )
-        if self.unreadable:
-            out.append(f"{_n(self.unreadable, 'result line')} that could not be read skipped")
-        return out
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def _job(ident: str | BatchJob, store: HistoryStore) -> BatchJobRecord:
     return store.batch_job(ident.job_id if isinstance(ident, BatchJob) else ident)
 
 
-def status(job: str | BatchJob, *, client: Any, store: HistoryStore | None = None) -> BatchStatus:
-    """Ask the API where each part of ``job`` (a job id, a batch id or a BatchJob) stands."""
-    with _store(store) as s:
+def status(
+    job: str | BatchJob,
+    *,
+    client: Any = None,
+    store: HistoryStore | None = None,
+    judge: Any = None,
+) -> BatchStatus:
+    """Ask the API where each part of ``job`` (a job id, a batch id or a BatchJob) stands.
+
+    ``client`` asks the API (default: ``judge``'s). A jury's job asks each member's
+    client (``judge`` is the Jury; else ``client`` for every member)."""
+    with opened_store(store) as s:
         record = _job(job, s)
+        if is_jury_job(record):
+            return jury_status(record, judge=judge, client=client, store=s, status_one=status)
+    client = client if client is not None else getattr(judge, "client", None)
+    if client is None:
+        raise BatchError(f"batch job {record.job_id}: give a client (or the judge) to ask the API")
     parts = []
     for p in record.parts:
         if p.batch_id is None:
@@ -134,8 +73,9 @@ def status(job: str | BatchJob, *, client: Any, store: HistoryStore | None = Non
 def wait(
     job: str | BatchJob,
     *,
-    client: Any,
+    client: Any = None,
     store: HistoryStore | None = None,
+    judge: Any = None,
     poll: float = 5.0,
     max_poll: float = 60.0,
     timeout: float | None = None,
@@ -148,7 +88,7 @@ def wait(
     started = time.monotonic()
     delay = poll
     while True:
-        now = status(job, client=client, store=store)
+        now = status(job, client=client, store=store, judge=judge)
         if on_status is not None:
             on_status(now)
         if now.ended:
@@ -166,7 +106,7 @@ def wait(
 def collect(
     job: str | BatchJob,
     *,
-    judge: AnthropicJudge,
+    judge: Any,
     store: HistoryStore | None = None,
     registry: Registry | None = None,
     record: bool = True,
@@ -174,10 +114,21 @@ def collect(
     """The evaluations of an ended job, in the order its drafts were submitted.
 
     Raises :class:`BatchError` when a part has not ended yet. With ``record`` the job
-    is stored as a grading run the first time it is collected.
+    is stored as a grading run the first time it is collected. A jury's job is
+    collected with its Jury (``judge``): each draft decided by the members' answers.
     """
-    with _store(store) as s:
+    with opened_store(store) as s:
         job_record = _job(job, s)
+        if is_jury_job(job_record):
+            return collect_jury(
+                job_record,
+                jury=judge,
+                store=s,
+                registry=registry,
+                record=record,
+                member_answers=member_answers,
+                record_run=record_run,
+            )
         requests = s.batch_requests(job_record.job_id)
         now = status(job_record.job_id, client=judge.client, store=s)
         if not now.ended:
@@ -210,7 +161,7 @@ def collect(
             )
         out.run_id = job_record.run_id
         if record and job_record.status != "collected":
-            out.run_id = _record(s, job_record, requests, out.evaluations, judge)
+            out.run_id = record_run(s, job_record, requests, out.evaluations, judge)
     return out
 
 
@@ -320,34 +271,82 @@ def _evaluate(
         start_plan(r.draft, rubric, task=r.task, judge=judge, skip_judge=False, registry=registry)
     )
     with judge_calls() as calls:
-        error = _WHY.get(outcome)
-        if outcome == "errored":
-            detail = getattr(getattr(result, "error", None), "error", None)
-            kind = getattr(detail, "type", "error")
-            message = getattr(detail, "message", "no message")
-            error = f"batch_errored: {kind}: {message}"
-        elif outcome == "succeeded":
+        verdict, error = _verdict(r, result, outcome, judge, plan.asked)
+        if verdict is not None:
             try:
-                verdict = read_batch_reply(
-                    judge, r.task, r.draft, plan.asked, result.message, key=r.cache_key
-                )
                 answer = _ask_judge(_Replay(verdict), r.task, r.draft, plan.asked, plan.rubric)
             except JudgeError as exc:
                 error = f"{exc.reason}: {exc}"
-        elif error is None:
-            error = f"batch_{outcome}: an outcome gradeloop does not know"
     if error is not None:
         return failed_evaluation(plan, error, tuple(calls))
     return finish_grade(plan, answer, tuple(calls))
 
 
-def _record(
+def _verdict(
+    r: BatchRequestRecord,
+    result: Any,
+    outcome: str,
+    judge: AnthropicJudge,
+    asked: Sequence[Criterion],
+) -> tuple[Verdict | None, str | None]:
+    """A request's verdict read as the judge reads its first reply, or why there is
+    none (the result errored, expired... or the reply was not a valid verdict)."""
+    if outcome == "succeeded":
+        try:
+            return read_batch_reply(
+                judge, r.task, r.draft, asked, result.message, key=r.cache_key
+            ), None
+        except JudgeError as exc:
+            return None, f"{exc.reason}: {exc}"
+    if outcome == "errored":
+        detail = getattr(getattr(result, "error", None), "error", None)
+        kind = getattr(detail, "type", "error")
+        message = getattr(detail, "message", "no message")
+        return None, f"batch_errored: {kind}: {message}"
+    return None, _WHY.get(outcome) or f"batch_{outcome}: an outcome gradeloop does not know"
+
+
+def member_answers(
+    job_id: str, judge: AnthropicJudge, client: Any, store: HistoryStore, rubric: Rubric
+) -> tuple[dict[str, tuple[Any, tuple[Any, ...]]], list[BatchRequestRecord], _Read]:
+    """One jury member's job read: per draft position, its verdict (or the JudgeError it
+    abstains with) and the calls recorded reading it; the requests; the stream's count."""
+    record = store.batch_job(job_id)
+    requests = store.batch_requests(job_id)
+    now = status(job_id, client=client, store=store)
+    if not now.ended:
+        raise BatchError(
+            f"{now.line()}: not ended yet; wait, or check `gradeloop batch status {job_id}`",
+            job_id=job_id,
+        )
+    read = _results(record, requests, client)
+    submitted = {p.part for p in record.parts if p.batch_id is not None}
+    asked = judge_request(rubric)
+    found: dict[str, tuple[Any, tuple[Any, ...]]] = {}
+    for r in requests:
+        result = read.found.get(r.custom_id)
+        if r.part not in submitted:
+            outcome = "not_submitted"
+        elif r.custom_id in read.duplicated:
+            outcome = "duplicate_result"
+        else:
+            outcome = _kind(result)
+        with judge_calls() as calls:
+            verdict, error = _verdict(r, result, outcome, judge, asked)
+        # a result that is no verdict: the member abstains on this draft, saying why
+        got: Any = verdict if verdict is not None else JudgeError(str(error), reason="api_error")
+        found[str(r.position)] = (got, tuple(calls))
+    return found, requests, read
+
+
+def record_run(
     store: HistoryStore,
     job: BatchJobRecord,
     requests: list[BatchRequestRecord],
     evaluations: list[Evaluation],
-    judge: AnthropicJudge,
+    judge: Any,
 ) -> str:
+    """Store a collected job as a grading run and mark the job collected; its id."""
     drafts = [
         GradedDraft(r.item_id, r.draft, None, r.task, ev.judge_error)
         if ev.judge_error is not None
@@ -368,21 +367,3 @@ def _record(
     )
     store.set_batch_status(job.job_id, "collected", run_id=run_id)
     return run_id
-
-
-class _store:
-    """The given store, or the default one opened (and closed) for the call."""
-
-    def __init__(self, store: HistoryStore | None) -> None:
-        self._given = store
-        self._own: HistoryStore | None = None
-
-    def __enter__(self) -> HistoryStore:
-        if self._given is not None:
-            return self._given
-        self._own = HistoryStore()
-        return self._own
-
-    def __exit__(self, *exc: object) -> None:
-        if self._own is not None:
-            self._own.close()

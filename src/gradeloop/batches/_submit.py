@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anthropic
@@ -18,29 +17,18 @@ from ..grading._shadow import judge_request
 from ..grading._transcript import judge_text
 from ..history._batches import BatchRequestRecord
 from ..history._store import HistoryStore
+from ..judging._jury import Jury
 from ..models._batch import batch_request
 from ..models._failure import describe_api_error
 from ..models._judge import AnthropicJudge
+from ._jury import submit_jury
+from ._types import BatchJob, opened_store
 
 __all__ = ["MAX_BYTES", "MAX_REQUESTS", "BatchJob", "judge_settings", "submit"]
 
 #: The API's limits for one batch; a job above them is split into several batches.
 MAX_REQUESTS = 100_000
 MAX_BYTES = 256 * 1000 * 1000
-
-
-@dataclass(frozen=True)
-class BatchJob:
-    """A submitted job: its id (for ``gradeloop batch status|collect``), the provider's
-    batch ids (one per part), and how many requests it holds."""
-
-    job_id: str
-    batch_ids: tuple[str, ...]
-    requests: int
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {"job_id": self.job_id, "batch_ids": list(self.batch_ids), "requests": self.requests}
 
 
 def judge_settings(judge: AnthropicJudge) -> dict[str, Any]:
@@ -59,12 +47,13 @@ def submit(
     drafts: Iterable[str | DraftLike],
     rubric: Rubric | Mapping[str, Any],
     *,
-    judge: AnthropicJudge,
+    judge: AnthropicJudge | Jury,
     task: str = "",
     store: HistoryStore | None = None,
     registry: Registry | None = None,
     max_requests: int = MAX_REQUESTS,
     max_bytes: int = MAX_BYTES,
+    job_id: str | None = None,
 ) -> BatchJob:
     """Send one judge request per draft through the Message Batches API.
 
@@ -74,14 +63,33 @@ def submit(
     collected from another process or machine. A job above ``max_requests`` requests
     or ``max_bytes`` bytes is split into several batches. The requests are the ones
     :meth:`AnthropicJudge.evaluate` would send first (same prompt, schema, settings).
+
+    A :class:`~gradeloop.Jury` whose members are all AnthropicJudges (``on="all"``)
+    goes through too: one member job per judge, on each member's client, decided
+    together by :func:`~gradeloop.batches.collect` (:mod:`._jury`). ``job_id`` names
+    the job (default: a new one).
     """
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
+    if isinstance(judge, Jury):
+        with opened_store(store) as s:
+            return submit_jury(
+                drafts,
+                rubric,
+                judge,
+                task=task,
+                store=s,
+                registry=registry,
+                max_requests=max_requests,
+                max_bytes=max_bytes,
+                submit_one=submit,
+                settings_of=judge_settings,
+            )
     if not isinstance(judge, AnthropicJudge):
         raise BatchError(
-            f"Message Batches take one AnthropicJudge, not a {type(judge).__name__} (a Jury "
-            "cannot go through batches yet): grade these drafts with grade_many() or "
-            "`gradeloop grade --drafts` without --batch, or submit one job per judge"
+            f"Message Batches take an AnthropicJudge (or a Jury of them), not a "
+            f"{type(judge).__name__}: grade these drafts with grade_many() or "
+            "`gradeloop grade --drafts` without --batch"
         )
     if judge.samples != 1:
         raise BatchError(
@@ -103,7 +111,7 @@ def submit(
             f"draft {transcript.output_id!r} is an agent's transcript, and Message Batches "
             "jobs take text drafts only; grade transcripts without --batch"
         )
-    job_id = f"gb{uuid.uuid4().hex[:12]}"
+    job_id = job_id or f"gb{uuid.uuid4().hex[:12]}"
     records = list(_plan(job_id, items, judge, asked, max_requests, max_bytes))
     own = store is None
     store = store if store is not None else HistoryStore()

@@ -76,15 +76,16 @@ def run(args: argparse.Namespace) -> int:
 
 def collect_and_show(args: argparse.Namespace, store: HistoryStore, job_id: str, judge: Any) -> int:
     """Wait (with --wait), collect, print like ``grade --drafts``; the exit code."""
-    from ..batches import collect, wait
+    from ..batches import collect, job_requests, wait
 
     if getattr(args, "wait", False):
-        wait(job_id, client=judge.client, store=store, on_status=status_printer(args))
+        client = getattr(judge, "client", None)  # a jury: each member's own
+        wait(job_id, client=client, judge=judge, store=store, on_status=status_printer(args))
     result = collect(job_id, judge=judge, store=store)
     problems = result.problems()
     if problems:  # on stderr, so --json output stays one evaluation per line
         print(f"gradeloop: batch job {job_id}: {'; '.join(problems)}", file=sys.stderr)
-    requests = store.batch_requests(job_id)
+    requests = job_requests(store, job_id)  # a jury's: its drafts, once
     items = [DraftItem(r.item_id, r.task, r.draft) for r in requests]
     print_results(args, items, result.evaluations)
     return 0 if all(e.accepted for e in result.evaluations) else 1
@@ -106,14 +107,32 @@ def client_for(args: argparse.Namespace) -> Any:
 
 def judge_for(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
     """A judge built with the job's stored settings (so replies are read as they were
-    asked for), on this machine's client, with the verdict cache unless --no-cache."""
+    asked for), on this machine's client, with the verdict cache unless --no-cache. A
+    jury's job gets its Jury back: each member from its stored settings."""
     from ..history._cache import JudgeCache
-    from ..models._anthropic import AnthropicJudge
+    from ..judging._jury import Jury
 
     cache = None
     if not getattr(args, "no_cache", True):
         cache = JudgeCache(ttl=getattr(args, "cache_ttl", None))
         args.opened = [*getattr(args, "opened", []), cache]
+    jury = settings.get("jury")
+    if isinstance(jury, dict):
+        members = [_member(args, m, cache) for m in settings.get("members") or ()]
+        return Jury(
+            members,
+            policy=jury.get("policy", "majority"),
+            on=jury.get("on", "all"),
+            quorum=jury.get("quorum"),
+            margin=float(jury.get("margin", 1.0)),
+            names=jury.get("names"),
+        )
+    return _member(args, settings, cache)
+
+
+def _member(args: argparse.Namespace, settings: dict[str, Any], cache: Any) -> Any:
+    from ..models._anthropic import AnthropicJudge
+
     return AnthropicJudge(
         client_for(args),
         model=settings.get("model"),
