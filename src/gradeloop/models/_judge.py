@@ -40,9 +40,9 @@ from ._steps import _Answer as _Answer
 from ._steps import _judged as _judged
 from ._steps import _Step as _Step
 from ._steps import _Trace as _Trace
-from ._steps import repair_step
+from ._steps import prose_note, repair_step
 from ._usage import CallKind, Metered
-from ._wire import WireError, WireSpec, looks_like_json, wire_spec
+from ._wire import WireError, WireSpec, wire_spec
 
 __all__ = ["AnthropicJudge", "ReplyCache", "Resample", "SampledVerdict", "Structured"]
 
@@ -344,15 +344,9 @@ class AnthropicJudge(Metered):
         try:
             verdict = _read(spec, answer)
         except WireError as err:
-            text = answer.text
-            if self.structured == "auto" and text is not None and not looks_like_json(text):
-                self._settle(
-                    "evaluate",
-                    answer,
-                    trace,
-                    "prose instead of JSON: the server seems to "
-                    "ignore output_config; switching to JSON mode",
-                )
+            note = prose_note(self.structured, answer, "output_config")
+            if note is not None:
+                self._settle("evaluate", answer, trace, note)
                 return None
             self._settle("evaluate", answer, trace, f"invalid verdict: {err}")
             raise JudgeError(

@@ -41,8 +41,9 @@ from ._judge import _judged as judged_criteria
 from ._oai_reply import chat_reply, chat_text
 from ._prompts import judge_system, judge_user, revision_prompt
 from ._reply import UNREADABLE, unreadable
+from ._steps import prose_note
 from ._usage import CallKind, Metered
-from ._wire import WireError, looks_like_json, wire_spec
+from ._wire import WireError, wire_spec
 
 try:
     import openai
@@ -185,15 +186,9 @@ class OpenAICompatibleJudge(AnthropicJudge):
         try:
             verdict = _read(spec, answer)
         except WireError as err:
-            text = answer.text
-            if self.structured == "auto" and text is not None and not looks_like_json(text):
-                self._settle(
-                    "evaluate",
-                    answer,
-                    trace,
-                    "prose instead of JSON: the server seems to ignore response_format; "
-                    "switching to JSON mode",
-                )
+            note = prose_note(self.structured, answer, "response_format")
+            if note is not None:
+                self._settle("evaluate", answer, trace, note)
                 self._json_mode = True
                 return (yield from self._json_flow(spec, user, trace))
             self._settle("evaluate", answer, trace, f"invalid verdict: {err}")

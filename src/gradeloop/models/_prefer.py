@@ -35,10 +35,10 @@ from ..grading._rubric import Criterion
 from ..grading._strict import WireError, strict_json
 from ..judging._choices import Choices, read_wire
 from ._prompts import judge_system, tagged
-from ._steps import _annotate, _Answer, _judged, _Step, _Trace, repair_step
+from ._steps import _annotate, _Answer, _judged, _Step, _Trace, prose_note, repair_step
 from ._strict_schema import strict_schema
 from ._usage import CallKind
-from ._wire import extract_json, looks_like_json
+from ._wire import extract_json
 
 __all__ = ["PreferSpec", "aprefer", "prefer", "prefer_spec", "prefer_system", "prefer_user"]
 
@@ -161,15 +161,9 @@ def _flow(judge: Sender, spec: PreferSpec, user: dict[str, str], trace: _Trace) 
         try:
             return _settled(judge, spec, answer, trace, "prefer")
         except WireError as err:
-            text = answer.text
-            if judge.structured == "auto" and text is not None and not looks_like_json(text):
-                judge._settle(
-                    "prefer",
-                    answer,
-                    trace,
-                    "prose instead of JSON: the server seems to ignore structured output; "
-                    "switching to JSON mode",
-                )
+            note = prose_note(judge.structured, answer, "structured output")
+            if note is not None:
+                judge._settle("prefer", answer, trace, note)
                 judge._json_mode = True
             else:
                 judge._settle("prefer", answer, trace, f"invalid preference: {err}")

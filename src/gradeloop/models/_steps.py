@@ -17,6 +17,7 @@ from ..grading._rubric import Criterion
 from ._forms import Form
 from ._prompts import repair_request
 from ._usage import CallKind, CallRecord, Usage
+from ._wire import looks_like_json
 
 __all__ = [
     "Reader",
@@ -26,6 +27,7 @@ __all__ = [
     "_annotate",
     "_judged",
     "_shown",
+    "prose_note",
     "repair_step",
 ]
 
@@ -123,3 +125,13 @@ def repair_step(
         {"role": "user", "content": repair_request(str(first_error))},
     ]
     return _Step("repair", system, messages, spec.output_config() if native else None, spec)
+
+
+def prose_note(structured: str, answer: _Answer, ignored: str) -> str | None:
+    """Why to switch to JSON mode, when an ``auto`` judge got prose where structured
+    output was asked for (the sign of a server that ignores ``ignored``, the field that
+    carried the schema); None when the reply is not that (an invalid reply stays one)."""
+    text = answer.text
+    if structured != "auto" or text is None or looks_like_json(text):
+        return None
+    return f"prose instead of JSON: the server seems to ignore {ignored}; switching to JSON mode"
