@@ -19,12 +19,21 @@ the history before sending anything and splits a job above 100,000 requests or
 results to drafts by custom id and turns errored, expired or canceled requests into
 failed evaluations (never passes). The CLI: ``gradeloop grade --drafts F --batch``,
 ``gradeloop batch status ID``, ``gradeloop batch collect ID``.
+
+A :class:`~gradeloop.Jury` of AnthropicJudge members goes through batches too: one
+request per draft and member, one batch per distinct client; ``collect`` decides
+each draft as :meth:`Jury.evaluate <gradeloop.Jury.evaluate>` does, a member whose
+request failed abstaining, named (``status``/``wait``/``collect`` take the jury as
+``judge=`` and ask each batch through its member's client).
 """
 
 from __future__ import annotations
 
-from ._collect import BatchResult, BatchStatus, PartStatus, collect, status, wait
-from ._submit import MAX_BYTES, MAX_REQUESTS, BatchJob, judge_settings, submit
+from ._collect import BatchResult, collect
+from ._jury import MemberTally
+from ._members import judge_settings
+from ._status import BatchStatus, PartStatus, status, wait
+from ._submit import MAX_BYTES, MAX_REQUESTS, BatchJob, submit
 
 __all__ = [
     "MAX_BYTES",
@@ -32,6 +41,7 @@ __all__ = [
     "BatchJob",
     "BatchResult",
     "BatchStatus",
+    "MemberTally",
     "PartStatus",
     "collect",
     "judge_settings",
