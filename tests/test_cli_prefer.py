@@ -248,13 +248,15 @@ def test_judges_of_another_family_draw_no_line(
     assert "self-preference" not in ran.err, ran.err
 
 
-def test_a_jury_is_refused_by_message_batches_with_the_way_out(
-    emulator: Emulator, files: dict[str, str], tmp_path: Path
+def test_a_jury_member_without_batches_is_refused_by_name_with_the_way_out(
+    emulator: Emulator, oai_emulator: OAIEmulator, files: dict[str, str], tmp_path: Path
 ) -> None:
     drafts = tmp_path / "d.jsonl"
     drafts.write_text('{"task": "t", "draft": "one"}\n')
     ran = cli("grade", "--drafts", str(drafts), "--rubric", files["r.toml"], "--batch",
               "--base-url", emulator.base_url, "--judge-model", "claude-a",
-              "--judge-model", "claude-b")  # fmt: skip
-    assert ran.code == 2 and "a Jury cannot go through batches yet" in ran.err
-    assert emulator.bodies == []  # nothing was sent
+              "--judge-model", f"openai-compatible:qwen3-32b@{oai_emulator.base_url}")  # fmt: skip
+    assert ran.code == 2
+    assert "jury member 'qwen3-32b' (OpenAICompatibleJudge) cannot go through" in ran.err
+    assert "without --batch, or leave that judge out of the jury" in ran.err
+    assert emulator.bodies == [] and emulator.batches.created == []  # nothing was sent

@@ -87,10 +87,13 @@ def batch_members(judge: Any) -> list[Member]:
 
 def _refuse(name: str, member: Any, *, jury: bool) -> None:
     who = f"jury member {name!r}" if jury else "the judge"
-    if not isinstance(member, AnthropicJudge):
+    # OpenAICompatibleJudge is an AnthropicJudge underneath, on a chat-completions API
+    # without Message Batches (named, not imported: it needs the openai extra)
+    chat = any(k.__name__ == "OpenAICompatibleJudge" for k in type(member).__mro__)
+    if not isinstance(member, AnthropicJudge) or chat:
         raise BatchError(
-            f"{who} is a {type(member).__name__}, and Message Batches take only "
-            f"AnthropicJudge members (the Messages API's batch endpoints): {_WAY_OUT}"
+            f"{who} ({type(member).__name__}) cannot go through Message Batches, which "
+            f"take only AnthropicJudge members (the Messages API's batch endpoints): {_WAY_OUT}"
         )
     if member.samples != 1:
         raise BatchError(
