@@ -311,6 +311,9 @@ def test_a_job_is_collected_only_with_the_judges_it_was_sent_to(
         batches.collect(job, judge=jury.judges[0], store=store)
     with pytest.raises(BatchError, match="submitted to a jury of 3 judges"):
         batches.collect(job, judge=Jury(jury.judges[:2]), store=store)
+    swapped = Jury([jury.judges[1], jury.judges[0], jury.judges[2]])
+    with pytest.raises(BatchError, match="judge 1 of the jury was 'claude-a' .* not 'claude-b'"):
+        batches.collect(job, judge=swapped, store=store)
     single = batches.submit(["a"], RUBRIC, judge=jury.judges[0], store=store)
     with pytest.raises(BatchError, match="submitted to one judge"):
         batches.collect(single, judge=jury, store=store)

@@ -153,14 +153,22 @@ def _old_job(path: Path, judge: AnthropicJudge, drafts: list[str]) -> str:
     return job_id
 
 
-def test_a_job_recorded_before_juries_is_still_collected(
+@pytest.fixture
+def old_job(
     emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Path, AnthropicJudge, str]:
+    """A history file of schema 10 holding a one-judge job over two drafts."""
     emulator.batches.outcome = by_text
     path = tmp_path / "old.db"
     _old_history(path, monkeypatch)
     judge = AnthropicJudge(client=emulator.client(max_retries=0), model="claude-opus-5-5")
-    job_id = _old_job(path, judge, ["kind words", "rude words"])
+    return path, judge, _old_job(path, judge, ["kind words", "errored one"])
+
+
+def test_a_job_recorded_before_juries_is_still_collected(
+    old_job: tuple[Path, AnthropicJudge, str],
+) -> None:
+    path, judge, job_id = old_job
     with HistoryStore(path) as store:  # opening it migrates it
         conn = sqlite3.connect(path)
         assert conn.execute("PRAGMA user_version").fetchone()[0] == _sql.SCHEMA_VERSION
@@ -174,16 +182,11 @@ def test_a_job_recorded_before_juries_is_still_collected(
 
 
 def test_the_cli_collects_a_job_recorded_before_juries(
+    old_job: tuple[Path, AnthropicJudge, str],
     emulator: Emulator,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    emulator.batches.outcome = by_text
-    path = tmp_path / "old.db"
-    _old_history(path, monkeypatch)
-    judge = AnthropicJudge(client=emulator.client(max_retries=0), model="claude-opus-5-5")
-    job_id = _old_job(path, judge, ["kind words", "errored one"])
+    path, _, job_id = old_job
     base = ("--db", str(path), "--base-url", emulator.base_url)
     code, out, _ = run(capsys, "batch", "status", job_id, "--json", *base)
     assert code == 0 and json.loads(out)["parts"][0]["client"] == 0

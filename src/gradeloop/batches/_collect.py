@@ -14,13 +14,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bulk._many import failed_evaluation
-from ..errors import BatchError, JudgeError
-from ..grading._agrade import _Replay
-from ..grading._calls import judge_calls
-from ..grading._grade import Evaluation, _ask_judge, finish_grade, run_checks, start_plan
+from ..errors import BatchError
+from ..grading._grade import Evaluation, GradePlan
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
+from ..grading._verdict import Verdict
 from ..history._batches import BatchJobRecord, BatchRequestRecord, MemberRequestRecord
 from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
@@ -28,7 +26,7 @@ from ..judging._jury import Jury
 from ..models._batch import read_batch_reply
 from ..models._fingerprint import run_fingerprint
 from ..models._judge import AnthropicJudge
-from ._jury import Asked, MemberTally, failure, jury_evaluation
+from ._jury import Asked, MemberTally, batch_evaluation, jury_evaluation, request_failed
 from ._members import Member, is_jury_job, members_for_collect
 from ._status import job_record, open_store, part_clients, status
 from ._submit import BatchJob
@@ -278,22 +276,16 @@ def _evaluate(
     registry: Registry | None,
 ) -> Evaluation:
     """One judge's job: the draft's evaluation from its one request."""
-    plan = run_checks(
-        start_plan(r.draft, rubric, task=r.task, judge=judge, skip_judge=False, registry=registry)
-    )
-    with judge_calls() as calls:
-        error = failure(got.outcome, got.result)
-        if error is None:
-            try:
-                verdict = read_batch_reply(
-                    judge, r.task, r.draft, plan.asked, got.result.message, key=got.cache_key
-                )
-                answer = _ask_judge(_Replay(verdict), r.task, r.draft, plan.asked, plan.rubric)
-            except JudgeError as exc:
-                error = f"{exc.reason}: {exc}"
-    if error is not None:
-        return failed_evaluation(plan, error, tuple(calls))
-    return finish_grade(plan, answer, tuple(calls))
+
+    def verdict_of(plan: GradePlan) -> Verdict:
+        failed = request_failed(got)
+        if failed is not None:
+            raise failed
+        return read_batch_reply(
+            judge, r.task, r.draft, plan.asked, got.result.message, key=got.cache_key
+        )
+
+    return batch_evaluation(r, rubric, judge, registry, verdict_of)
 
 
 def _record(

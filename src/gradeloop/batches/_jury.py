@@ -11,7 +11,7 @@ and added up per member (:class:`MemberTally`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from ..grading._agrade import _Replay
 from ..grading._calls import judge_calls
 from ..grading._grade import (
     Evaluation,
+    GradePlan,
     _ask_judge,
     finish_grade,
     judge_answer,
@@ -36,7 +37,15 @@ from ..models._batch import read_batch_reply
 from ..models._judge import AnthropicJudge
 from ._members import Member
 
-__all__ = ["Asked", "MemberTally", "RequestFailed", "failure", "jury_evaluation"]
+__all__ = [
+    "Asked",
+    "MemberTally",
+    "RequestFailed",
+    "batch_evaluation",
+    "failure",
+    "jury_evaluation",
+    "request_failed",
+]
 
 
 class RequestFailed(Exception):
@@ -121,14 +130,22 @@ class Asked:
     cache_key: str
 
 
+def request_failed(got: Asked) -> RequestFailed | None:
+    """Why request ``got`` brought no reply (None: it brought one)."""
+    why = failure(got.outcome, got.result)
+    if why is None:
+        return None
+    reason, _, message = why.partition(": ")
+    return RequestFailed(reason, message)
+
+
 def _member_answer(
     judge: AnthropicJudge, r: BatchRequestRecord, asked: Sequence[Criterion], got: Asked
 ) -> Verdict | Exception:
     """The member's verdict, read as evaluate() reads it, or why it has none."""
-    why = failure(got.outcome, got.result)
-    if why is not None:
-        reason, _, message = why.partition(": ")
-        return RequestFailed(reason, message)
+    failed = request_failed(got)
+    if failed is not None:
+        return failed
     try:
         verdict = read_batch_reply(
             judge, r.task, r.draft, asked, got.result.message, key=got.cache_key
@@ -149,21 +166,39 @@ def jury_evaluation(
 ) -> Evaluation:
     """The evaluation of draft ``r`` from its members' requests (``asked_of``, in
     member order); the members' tallies counted on the way."""
-    plan = run_checks(
-        start_plan(r.draft, rubric, task=r.task, judge=jury, skip_judge=False, registry=registry)
-    )
-    error: str | None = None
-    with judge_calls() as calls:
+
+    def decided(plan: GradePlan) -> Verdict:
         outcomes: list[Any] = []
         for member, got in zip(members, asked_of, strict=True):
             with judge_calls() as own:
                 outcome = _member_answer(member.judge, r, plan.asked, got)
             tallies.setdefault(member.name, MemberTally()).add(outcome, own)
             outcomes.append(outcome)
+        return jury.decide(plan.asked, outcomes)
+
+    return batch_evaluation(r, rubric, jury, registry, decided)
+
+
+def batch_evaluation(
+    r: BatchRequestRecord,
+    rubric: Rubric,
+    judge: Any,
+    registry: Registry | None,
+    verdict_of: Callable[[GradePlan], Verdict],
+) -> Evaluation:
+    """Draft ``r`` graded with the verdict ``verdict_of`` reads from its batch results
+    (checked as grade() checks a judge's); a failed evaluation naming the reason when
+    it raises (a :class:`JudgeError`, or :class:`RequestFailed` for a request that
+    brought no reply)."""
+    plan = run_checks(
+        start_plan(r.draft, rubric, task=r.task, judge=judge, skip_judge=False, registry=registry)
+    )
+    error: str | None = None
+    with judge_calls() as calls:
         try:
-            verdict = jury.decide(plan.asked, outcomes)
+            verdict = verdict_of(plan)
             answer = _ask_judge(_Replay(verdict), r.task, r.draft, plan.asked, plan.rubric)
-        except JudgeError as exc:
+        except (JudgeError, RequestFailed) as exc:
             error = f"{exc.reason}: {exc}"
     if error is not None:
         return failed_evaluation(plan, error, tuple(calls))

@@ -173,6 +173,15 @@ def members_for_collect(job_id: str, settings: Mapping[str, Any], judge: Any) ->
             job_id=job_id,
         )
     members = batch_members(judge)
+    for m in members:  # another model would read another member's replies
+        want = stored[m.index].get("model")
+        if m.judge.model != want:
+            raise BatchError(
+                f"batch job {job_id}: judge {m.index + 1} of the jury was {want!r} when it "
+                f"was submitted, not {m.judge.model!r}: collect it with the same members in "
+                "the same order",
+                job_id=job_id,
+            )
     return [
         Member(m.index, m.name, m.judge, int(stored[m.index].get("client", 0))) for m in members
     ]
