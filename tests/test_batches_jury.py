@@ -312,7 +312,7 @@ def test_a_job_is_collected_only_with_the_judges_it_was_sent_to(
     with pytest.raises(BatchError, match="submitted to a jury of 3 judges"):
         batches.collect(job, judge=Jury(jury.judges[:2]), store=store)
     swapped = Jury([jury.judges[1], jury.judges[0], jury.judges[2]])
-    with pytest.raises(BatchError, match="judge 1 of the jury was 'claude-a' .* not 'claude-b'"):
+    with pytest.raises(BatchError, match=r"judge 1 of the jury was 'claude-a' .* not 'claude-b'"):
         batches.collect(job, judge=swapped, store=store)
     single = batches.submit(["a"], RUBRIC, judge=jury.judges[0], store=store)
     with pytest.raises(BatchError, match="submitted to one judge"):
