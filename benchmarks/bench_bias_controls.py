@@ -18,7 +18,9 @@ at 0.1x: the 5-minute cache's prices) as a ratio. The pairwise row counts a pair
 two requests over its two drafts; the loop rows are per loop (five loops of three
 rounds that never pass, their two best drafts always within the margin), against
 ``select="score"``. The emulator keeps one prompt cache for every model, where the
-API keeps one per model: a jury of k models writes k prefixes there, not one.
+API keeps one per model: a jury of k models writes k prefixes there, not one. The
+batch row sends the jury's requests through the emulator's Message Batches desk (one
+client, one batch) and counts its input cost at the batch discount (0.5x).
 Nothing here asserts on anything.
 """
 
@@ -102,6 +104,16 @@ def _totals(calls: list[Any]) -> dict[str, float]:
         "uncached": sum(c.usage.input_tokens for c in sent),
         "writes": sum(c.usage.cache_creation_input_tokens for c in sent),
         "reads": sum(c.usage.cache_read_input_tokens for c in sent),
+        # base input token units, a batch's calls at its discount
+        "cost": sum(
+            (0.5 if c.batch else 1.0)
+            * (
+                c.usage.input_tokens
+                + 1.25 * c.usage.cache_creation_input_tokens
+                + 0.1 * c.usage.cache_read_input_tokens
+            )
+            for c in sent
+        ),
     }
 
 
@@ -117,9 +129,7 @@ def measure(
         calls, units = run(emulator)
     finally:
         emulator.close()
-    t = _totals(calls)
-    cost = t["uncached"] + 1.25 * t["writes"] + 0.1 * t["reads"]
-    return {"label": label, "unit": unit, "units": units, **t, "cost": cost}
+    return {"label": label, "unit": unit, "units": units, **_totals(calls)}
 
 
 def judge(emulator: Emulator, model: str = "claude-bench", **kw: Any) -> AnthropicJudge:
@@ -156,6 +166,19 @@ def main() -> None:
 
         return run
 
+    def jury_batch(emulator: Emulator) -> tuple[list[Any], int]:
+        import tempfile
+
+        from gradeloop import HistoryStore, batches
+
+        client = emulator.client(max_retries=0)  # members on one client: one batch
+        members = [AnthropicJudge(client=client, model=f"judge-{i}") for i in range(k)]
+        j = Jury(members)
+        with tempfile.TemporaryDirectory() as tmp, HistoryStore(Path(tmp) / "h.db") as store:
+            job = batches.submit(items, rubric, judge=j, store=store)
+            batches.collect(job, judge=j, store=store, record=False)
+        return j.calls, len(items)
+
     def pairwise(emulator: Emulator) -> tuple[list[Any], int]:
         j = judge(emulator)
         pairs = [(a.draft, b.draft) for a, b in zip(items[::2], items[1::2], strict=False)]
@@ -184,6 +207,7 @@ def main() -> None:
         (f"samples={k}, doubtful", "draft", grading(samples=k, resample="doubtful")),
         (f"jury of {k}, on=all", "draft", jury("all")),
         (f"jury of {k}, on=doubtful", "draft", jury("doubtful")),
+        (f"jury of {k}, Message Batches", "draft", jury_batch),
         ("compare_drafts (both orders)", "draft", pairwise),
         ("loop, select=score", "loop", loops("score")),
         ("loop, select=pairwise", "loop", loops("pairwise")),

@@ -1,53 +1,74 @@
-"""A Jury through Message Batches: one member job per judge, decided together at collect
-exactly as Jury.evaluate decides (majority, quorum, ties and abstentions failing
-closed, each abstaining member named), against the emulator's batch desk."""
+"""A Jury through Message Batches, the real SDK against the emulator's batch desk: one
+request per draft and member, one batch per client, each draft decided exactly as
+Jury.evaluate decides (votes, ties failing closed, quorum, a failed member abstaining
+and named), every member's calls at the batch price, counted per member."""
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from gradeloop import HistoryStore, Jury, Rubric, batches
+from gradeloop import HistoryStore, Jury, Rubric, batches, grade, grade_many
 from gradeloop.errors import BatchError
 from gradeloop.models._judge import AnthropicJudge
-from gradeloop.testing import verdict_reply
-from tests.cli_helpers import cli
-from tests.emulator import Emulator
+from gradeloop.testing import text_reply, verdict_reply
+from tests.emulator import Emulator, HTTPError
+from tests.judging_fakes import Voter
 
-RUBRIC = Rubric.from_dict({"criteria": [{"key": "tone", "description": "Polite."}]})
+RUBRIC = Rubric.from_dict(
+    {
+        "criteria": [
+            {"key": "tone", "description": "Polite."},
+            {"key": "clear", "description": "Clear.", "scale": "score", "threshold": 7},
+            {"key": "short", "description": "Short.", "checker": "length",
+             "options": {"max_words": 8}},
+        ]
+    }
+)  # fmt: skip
+MODELS = ("claude-a", "claude-b", "claude-c")
+Answer = tuple[bool, int] | str  # (tone met, clear score), or a failed request's outcome
 
 
-def vote(met: bool) -> Any:
+def reply(tone: bool, clear: int) -> Any:
     return verdict_reply(
-        {"reasoning": "r", "criteria_met": {"tone": met}, "passed": met, "issues": []}
+        {
+            "reasoning": "read it",
+            "criteria_met": {"tone": tone},
+            "scores": {"clear": clear},
+            "passed": tone and clear >= 7,
+            "issues": ([] if tone else ["tone: curt"]) + ([] if clear >= 7 else ["clear: muddled"]),
+        }
     )
 
 
-def member_of(custom_id: str) -> int:
-    """The member a request belongs to: its job id ends in m<N> (gb...m1-3)."""
-    return int(custom_id.split("-")[0].rsplit("m", 1)[1])
+class Script:
+    """Each (draft, model)'s answer; drafts are found by their text in the request."""
 
+    def __init__(self, answers: dict[str, dict[str, Answer]]) -> None:
+        self.answers = answers
 
-def ballots(plan: dict[str, list[Any]]) -> Any:
-    """The batch outcome of each request: ``plan[draft text][member]`` is True/False (a
-    vote) or an outcome string ("errored", "expired")."""
-
-    def outcome(custom_id: str, params: dict[str, Any]) -> Any:
+    def find(self, params: dict[str, Any]) -> Answer:
         text = params["messages"][0]["content"]
-        for draft, votes in plan.items():
-            if f"\n{draft}\n" in text:
-                choice = votes[member_of(custom_id)]
-                return vote(choice) if isinstance(choice, bool) else choice
-        raise AssertionError(f"no plan for {text!r}")
+        hits = [d for d in self.answers if re.search(rf"\b{re.escape(d)}\b", text)]
+        assert len(hits) == 1, (hits, text)
+        return self.answers[hits[0]][params["model"]]
 
-    return outcome
+    def batch(self, custom_id: str, params: dict[str, Any]) -> Any:
+        got = self.find(params)
+        if got == "garbled":
+            return text_reply("no verdict here")
+        return got if isinstance(got, str) else reply(*got)
 
-
-def member(client: Any, model: str) -> AnthropicJudge:
-    return AnthropicJudge(client=client, model=model)
+    def sync(self, body: dict[str, Any]) -> Any:
+        got = self.find(body)
+        if got == "garbled":
+            return text_reply("no verdict here")
+        return HTTPError(500, f"scripted {got}") if isinstance(got, str) else reply(*got)
 
 
 @pytest.fixture
@@ -56,130 +77,289 @@ def store(tmp_path: Path) -> Any:
         yield s
 
 
-def test_a_jury_job_is_decided_as_the_jury_decides(emulator: Emulator, store: Any) -> None:
-    plan = {
-        "all agree": [True, True, True],
-        "two of three": [True, False, True],
-        "one of three": [False, True, False],
-        "one errored": [True, "errored", True],
-        "two failed": ["expired", True, "errored"],
-    }
-    emulator.batches.outcome = ballots(plan)
-    client = emulator.client(max_retries=0)
-    jury = Jury([member(client, m) for m in ("claude-a", "claude-b", "claude-c")])
-    job = batches.submit(list(plan), RUBRIC, judge=jury, task="t", store=store)
-    creates = [r for r in emulator.requests if r.path == "/v1/messages/batches"]
-    assert len(creates) == 3 and job.requests == 15  # one member job each, one client
-    assert len(job.batch_ids) == 3
-    now = batches.status(job, judge=jury, store=store)
-    assert now.ended and now.counts["succeeded"] == 12
-    assert (now.counts["errored"], now.counts["expired"]) == (2, 1)
-    result = batches.collect(job, judge=jury, store=store)
-    got = {e.output_id: e for e in result.evaluations}
-    assert [e.output_id for e in result.evaluations] == [f"draft-{i}" for i in range(1, 6)]
-    assert got["draft-1"].accepted and got["draft-2"].accepted
-    assert not got["draft-3"].accepted and got["draft-3"].judge_error is None
-    one_errored = got["draft-4"]
-    assert one_errored.accepted  # two of the two that answered
-    judging = one_errored["tone"].judging or {}
-    assert "claude-b" in json.dumps(judging)  # the member that abstained is named
-    two_failed = got["draft-5"]
-    assert not two_failed.accepted and "no_quorum" in (two_failed.judge_error or "")
-    assert "claude-a abstained" in (two_failed.judge_error or "")
-    # the batch price for every member's request
-    assert all(c.batch for e in result.evaluations[:3] for c in e.judge_calls)
-    assert len(result.evaluations[0].judge_calls) == 3
-    [run] = store.list_grading_runs()
-    assert run.run_id == result.run_id and store.batch_job(job.job_id).status == "collected"
+def members(client: Any, *more: Any, models: tuple[str, ...] = MODELS) -> list[AnthropicJudge]:
+    clients = [client, *more]
+    return [
+        AnthropicJudge(client=clients[min(i, len(clients) - 1)], model=m)
+        for i, m in enumerate(models)
+    ]
 
 
-def test_a_tie_fails_closed_with_the_reason(emulator: Emulator, store: Any) -> None:
-    emulator.batches.outcome = ballots({"split": [True, False]})
-    client = emulator.client(max_retries=0)
-    jury = Jury([member(client, "claude-a"), member(client, "claude-b")], quorum=2)
-    job = batches.submit(["split"], RUBRIC, judge=jury, store=store)
-    [ev] = batches.collect(job, judge=jury, store=store).evaluations
-    assert not ev.accepted and not ev["tone"].passed
-    assert "tied" in (ev["tone"].judging or {})["jury"]["note"]
+def creates(emulator: Emulator) -> list[Any]:
+    return [r for r in emulator.requests if r.path == "/v1/messages/batches"]
 
 
-def test_members_on_two_clients_make_two_batches(store: Any) -> None:
-    one, two = Emulator(), Emulator()
-    try:
-        for server in (one, two):
-            server.batches.outcome = ballots({"kind": [True, True]})
-        two.batches.prefix = "two_"  # a provider's batch ids are its own
-        jury = Jury(
-            [member(one.client(max_retries=0), "claude-a"), member(two.client(), "claude-b")]
-        )
-        job = batches.submit(["kind"], RUBRIC, judge=jury, store=store)
-        assert len(one.batches._batches) == 1 and len(two.batches._batches) == 1
-        now = batches.status(job, judge=jury, store=store)
-        assert [p.batch_id for p in now.parts] == list(job.batch_ids)
-        [ev] = batches.collect(job, judge=jury, store=store).evaluations
-        assert ev.accepted
-    finally:
-        one.close()
-        two.close()
-
-
-def test_what_cannot_go_through_batches_is_refused_by_name(emulator: Emulator, store: Any) -> None:
-    client = emulator.client()
-    doubtful = Jury([member(client, "claude-a"), member(client, "claude-b")], on="doubtful")
-    with pytest.raises(BatchError, match="on='doubtful'"):
-        batches.submit(["d"], RUBRIC, judge=doubtful, store=store)
-    sampled = Jury([member(client, "claude-a"), AnthropicJudge(client=client, samples=2)])
-    with pytest.raises(BatchError, match="samples=1"):
-        batches.submit(["d"], RUBRIC, judge=sampled, store=store)
-
-    class Other:
-        model = "other"
-
-        def evaluate(self, task: str, draft: str, criteria: Any) -> Any:
-            raise AssertionError
-
-    with pytest.raises(BatchError, match="'other'"):
-        batches.submit(
-            ["d"], RUBRIC, judge=Jury([member(client, "claude-a"), Other()]), store=store
-        )
-    assert [r for r in emulator.requests if r.path == "/v1/messages/batches"] == []
-
-
-def test_a_jury_job_needs_its_jury_to_be_collected(emulator: Emulator, store: Any) -> None:
-    emulator.batches.outcome = ballots({"kind": [True, True]})
-    client = emulator.client()
-    jury = Jury([member(client, "claude-a"), member(client, "claude-b")])
-    job = batches.submit(["kind"], RUBRIC, judge=jury, store=store)
-    with pytest.raises(BatchError, match="collect it with a Jury of its 2 judges"):
-        batches.collect(job, judge=member(client, "claude-a"), store=store)
-    three = Jury([member(client, m) for m in ("claude-a", "claude-b", "claude-c")])
-    with pytest.raises(BatchError, match="a jury of 2 judges; this Jury has 3"):
-        batches.collect(job, judge=three, store=store)
-
-
-def test_the_cli_submits_waits_and_collects_a_jury(emulator: Emulator, tmp_path: Path) -> None:
-    emulator.batches.outcome = ballots({"kind words": [True, True], "rude words": [False, True]})
-    drafts = tmp_path / "d.jsonl"
-    drafts.write_text(
-        '{"id": "k", "task": "t", "draft": "kind words"}\n'
-        '{"id": "r", "task": "t", "draft": "rude words"}\n'
+def test_a_jury_of_three_over_several_drafts(emulator: Emulator, store: Any) -> None:
+    script = Script(
+        {
+            "alpha": {"claude-a": (True, 8), "claude-b": (True, 9), "claude-c": (False, 6)},
+            "bravo": {"claude-a": (False, 5), "claude-b": (False, 8), "claude-c": (True, 4)},
+            "charlie": {"claude-a": (True, 9), "claude-b": (True, 9), "claude-c": (True, 9)},
+        }
     )
-    rubric = tmp_path / "r.toml"
-    rubric.write_text('[[criteria]]\nkey = "tone"\ndescription = "Polite."\n')
-    db = tmp_path / "h.db"
-    common = ["--base-url", emulator.base_url, "--db", str(db)]
-    ran = cli(
-        "grade", "--drafts", str(drafts), "--rubric", str(rubric), "--batch", "--json",
-        "--judge-model", "claude-a", "--judge-model", "claude-b", "--quorum", "2", *common,
-    )  # fmt: skip
-    assert ran.code == 1, ran.err  # the split one fails closed
-    lines = [json.loads(x) for x in ran.out.splitlines()]
-    assert [(x["output_id"], x["passed"]) for x in lines] == [("k", True), ("r", False)]
-    with HistoryStore(db) as store:
-        [jury_job] = [j for j in store.list_batch_jobs() if "jury" in j.judge]
-    status = cli("batch", "status", jury_job.job_id, "--json", *common)
-    assert status.code == 0, status.err
-    assert json.loads(status.out)["ended"] and len(json.loads(status.out)["parts"]) == 2
-    again = cli("batch", "collect", jury_job.job_id, "--json", *common)
-    assert again.code == 1, again.err
-    assert [json.loads(x)["passed"] for x in again.out.splitlines()] == [True, False]
+    emulator.batches.outcome = script.batch
+    jury = Jury(members(emulator.client(max_retries=0)))
+    job = batches.submit(["alpha", "bravo", "charlie"], RUBRIC, judge=jury, task="t", store=store)
+    [create] = creates(emulator)  # one client: one batch of 3 drafts x 3 members
+    ids = [r["custom_id"] for r in create.body["requests"]]
+    assert ids == [f"{job.job_id}-{d}-{m}" for d in range(3) for m in range(3)]
+    assert [r["params"]["model"] for r in create.body["requests"]] == list(MODELS) * 3
+    assert job.requests == 9 and job.drafts == 3 and len(job.batch_ids) == 1
+    result = batches.collect(job, judge=jury, store=store)
+    alpha, bravo, charlie = result.evaluations
+    assert [e.output_id for e in result.evaluations] == ["draft-1", "draft-2", "draft-3"]
+    assert alpha.accepted and alpha["tone"].agreement == pytest.approx(2 / 3)
+    assert alpha["clear"].score == 8.0  # the median of the side that met (8, 9), down
+    record = alpha["tone"].judging["jury"]  # type: ignore[index]
+    assert record["votes"] == {"claude-a": True, "claude-b": True, "claude-c": False}
+    assert record["abstained"] == {} and record["on"] == "all"
+    assert not bravo.accepted and not bravo["tone"].passed and not bravo["clear"].passed
+    assert bravo["clear"].score == 4.0 and bravo["clear"].agreement == pytest.approx(2 / 3)
+    assert charlie.accepted and charlie["tone"].agreement == 1.0
+    assert result.outcomes == {"succeeded": 9}
+    assert emulator.bodies == []  # nothing went through /v1/messages
+
+
+def test_a_tie_fails_closed_and_an_errored_member_abstains_named(
+    emulator: Emulator, store: Any
+) -> None:
+    script = Script(
+        {
+            "tied": {"claude-a": (True, 9), "claude-b": (False, 9), "claude-c": "errored"},
+            "fine": {"claude-a": (True, 9), "claude-b": (True, 8), "claude-c": "errored"},
+        }
+    )
+    emulator.batches.outcome = script.batch
+    jury = Jury(members(emulator.client(max_retries=0)))
+    job = batches.submit(["tied", "fine"], RUBRIC, judge=jury, task="t", store=store)
+    result = batches.collect(job, judge=jury, store=store)
+    tied, fine = result.evaluations
+    assert not tied.accepted and not tied["tone"].passed and tied.judge_error is None
+    assert "tone: the jury tied: 1 of 2 judges say met, and a tie is not met" in tied.issues
+    record = tied["tone"].judging["jury"]  # type: ignore[index]
+    assert record["abstained"] == {"claude-c": "batch_errored: api_error: scripted batch error"}
+    assert record["note"].startswith("the jury tied")
+    assert tied["clear"].passed  # the two that answered agree on it
+    assert fine.accepted and fine["tone"].samples == (True, True)
+    assert result.outcomes == {"succeeded": 4, "errored": 2}
+    assert result.members["claude-c"].abstained == 2 and result.members["claude-c"].answered == 0
+    assert result.members["claude-a"].answered == 2
+
+
+def test_too_few_answers_fail_the_draft_naming_every_abstention(
+    emulator: Emulator, store: Any
+) -> None:
+    script = Script(
+        {
+            "lonely": {"claude-a": (True, 9), "claude-b": "expired", "claude-c": "garbled"},
+            "crowd": {"claude-a": (True, 9), "claude-b": (True, 9), "claude-c": "canceled"},
+        }
+    )
+    emulator.batches.outcome = script.batch
+    jury = Jury(members(emulator.client(max_retries=0)))  # quorum: 2 of 3
+    job = batches.submit(["lonely", "crowd"], RUBRIC, judge=jury, task="t", store=store)
+    lonely, crowd = batches.collect(job, judge=jury, store=store).evaluations
+    assert not lonely.accepted and lonely["short"].passed  # the code key is still graded
+    error = lonely.judge_error or ""
+    assert error.startswith("no_quorum: the jury has too few answers: 1 of 3 judges answered")
+    assert "claude-b abstained (batch_expired: the request expired" in error
+    assert "claude-c abstained (invalid: " in error
+    assert crowd.accepted and crowd.judge_error is None
+    record = crowd["tone"].judging["jury"]  # type: ignore[index]
+    assert record["abstained"]["claude-c"].startswith("batch_canceled")
+    # the same jury with quorum=1 takes the one answer
+    lenient = Jury(jury.judges, quorum=1)
+    again = batches.collect(job, judge=lenient, store=store, record=False).evaluations[0]
+    assert again.accepted and again["tone"].judging["jury"]["votes"] == {"claude-a": True}  # type: ignore[index]
+
+
+def test_a_duplicated_or_unreadable_member_result_abstains(emulator: Emulator, store: Any) -> None:
+    script = Script({"one": {m: (True, 9) for m in MODELS}, "two": {m: (True, 9) for m in MODELS}})
+    emulator.batches.outcome = script.batch
+    jury = Jury(members(emulator.client(max_retries=0)))
+    job = batches.submit(["one", "two"], RUBRIC, judge=jury, task="t", store=store)
+    dup = f"{job.job_id}-0-1"  # draft one, claude-b
+    gone = f"{job.job_id}-1-2"  # draft two, claude-c: its line garbled
+
+    def tamper(lines: list[str]) -> list[str]:
+        kept = [x for x in lines if f'"{gone}"' not in x]
+        return [*kept, "{not json", next(x for x in lines if f'"{dup}"' in x)]
+
+    emulator.batches.tamper = tamper
+    result = batches.collect(job, judge=jury, store=store)
+    one, two = result.evaluations
+    assert one.accepted and two.accepted  # two of three still answered each
+    assert one["tone"].judging["jury"]["abstained"]["claude-b"].startswith("duplicate_result")  # type: ignore[index]
+    assert two["tone"].judging["jury"]["abstained"]["claude-c"].startswith("no_result")  # type: ignore[index]
+    assert result.duplicated == 1 and result.unreadable == 1
+
+
+def test_each_member_pays_the_batch_price_counted_per_member(
+    emulator: Emulator, store: Any
+) -> None:
+    priced = ("claude-opus-5-5", "claude-sonnet-4-5", "claude-haiku-4-5")
+    script = Script({d: {m: (True, 9) for m in priced} for d in ("alpha", "bravo")})
+    emulator.responder = script.sync
+    sync_members = members(emulator.client(max_retries=0), models=priced)
+    for draft in ("alpha", "bravo"):
+        grade(draft, RUBRIC, task="t", judge=Jury(sync_members))
+    emulator.batches.outcome = script.batch
+    jury = Jury(members(emulator.client(max_retries=0), models=priced))
+    job = batches.submit(["alpha", "bravo"], RUBRIC, judge=jury, task="t", store=store)
+    result = batches.collect(job, judge=jury, store=store)
+    for member, sync in zip(jury.judges, sync_members, strict=True):
+        tally = result.members[str(member.model)]
+        full = sum(c.usage.cost_usd for c in sync.calls)
+        assert tally.requests == 2 and tally.answered == 2
+        assert tally.cost_usd == pytest.approx(full / 2)  # the batch discount, per member
+        assert all(c.batch for c in member.calls) and len(member.calls) == 2
+    evaluation = result.evaluations[0]
+    assert len(evaluation.judge_calls) == 3  # every member's call behind the draft
+    per_draft = sum(c.usage.cost_usd for c in evaluation.judge_calls)
+    assert evaluation.judge_usage.cost_usd == pytest.approx(per_draft)
+
+
+def test_members_on_two_clients_make_two_batches_followed_and_collected_whole(
+    emulator: Emulator, store: Any
+) -> None:
+    script = Script({"one": {m: (True, 9) for m in MODELS}, "two": {m: (False, 9) for m in MODELS}})
+    emulator.batches.outcome = script.batch
+    emulator.batches.polls_to_end = 2
+    first, second = emulator.client(max_retries=0), emulator.client(max_retries=0)
+    jury = Jury(members(first, second))  # claude-a on the first; claude-b, claude-c on the second
+    asked: dict[str, list[str]] = {"first": [], "second": []}
+    for label, client in (("first", first), ("second", second)):
+        real = client.messages.batches.retrieve
+
+        def spy(*a: Any, _real: Any = real, _label: str = label, **k: Any) -> Any:
+            asked[_label].append(a[0] if a else k["message_batch_id"])
+            return _real(*a, **k)
+
+        client.messages.batches.retrieve = spy  # type: ignore[method-assign]
+    job = batches.submit(["one", "two"], RUBRIC, judge=jury, task="t", store=store)
+    assert len(job.batch_ids) == 2 and job.requests == 6
+    sent = [[r["params"]["model"] for r in c.body["requests"]] for c in creates(emulator)]
+    assert sent == [["claude-a", "claude-a"], ["claude-b", "claude-c"] * 2]
+    record = store.batch_job(job.job_id)
+    assert [p.client for p in record.parts] == [0, 1]
+    assert store.batch_job(job.batch_ids[1]).job_id == job.job_id  # either batch finds it
+    with pytest.raises(BatchError, match="not ended yet"):
+        batches.collect(job, judge=jury, store=store)
+    done = batches.wait(job, judge=jury, store=store, sleep=lambda s: None)
+    assert done.ended and done.counts["succeeded"] == 6 and [p.client for p in done.parts] == [0, 1]
+    assert set(asked["first"]) == {job.batch_ids[0]} and set(asked["second"]) == {job.batch_ids[1]}
+    result = batches.collect(job, judge=jury, store=store)
+    assert [e.accepted for e in result.evaluations] == [True, False]
+    votes = result.evaluations[1]["tone"].judging["jury"]["votes"]  # type: ignore[index]
+    assert votes == dict.fromkeys(MODELS, False)
+    run = store.grading_run(result.run_id)
+    assert run["config"]["batch_ids"] == list(job.batch_ids)
+
+
+def test_doubtful_is_asked_about_every_key_and_says_so(emulator: Emulator, store: Any) -> None:
+    script = Script(
+        {"sure": {"claude-a": (True, 9), "claude-b": (False, 9), "claude-c": (False, 9)}}
+    )
+    emulator.batches.outcome = script.batch
+    jury = Jury(members(emulator.client(max_retries=0)), on="doubtful")
+    job = batches.submit(["sure"], RUBRIC, judge=jury, task="t", store=store)
+    [create] = creates(emulator)
+    assert len(create.body["requests"]) == 3  # all three asked, though the first was sure
+    result = batches.collect(job, judge=jury, store=store)
+    [ev] = result.evaluations
+    record = ev["tone"].judging["jury"]  # type: ignore[index]
+    assert record["on"] == "all" and record["requested_on"] == "doubtful"
+    assert not ev["tone"].passed  # every answer counts: 1 of 3 say met
+    assert result.notes and "every judge was asked every key" in result.notes[0]
+
+
+def test_members_that_cannot_batch_are_refused_by_name_before_anything_is_recorded(
+    emulator: Emulator, store: Any
+) -> None:
+    client = emulator.client(max_retries=0)
+    good = AnthropicJudge(client=client, model="claude-a")
+    cases = [
+        (Jury([good, Voter({"tone": True}, model="fake")]), "jury member 'fake' \\(Voter\\)"),
+        (
+            Jury([good, AnthropicJudge(client=client, model="claude-b", samples=3)]),
+            "jury member 'claude-b' has samples=3",
+        ),
+        (
+            Jury([good, AnthropicJudge(client=object(), model="claude-c")]),
+            "jury member 'claude-c''s client \\(object\\) has no messages.batches",
+        ),
+    ]
+    for jury, message in cases:
+        with pytest.raises(BatchError, match=message):
+            batches.submit(["a"], RUBRIC, judge=jury, store=store)
+    assert store.list_batch_jobs() == [] and creates(emulator) == []
+    # the passing twin: the same good member with another good one goes through
+    emulator.batches.outcome = Script({"a": {m: (True, 9) for m in MODELS}}).batch
+    ok = batches.submit(["a"], RUBRIC, judge=Jury([good, AnthropicJudge(client, "claude-b")]),
+                        store=store)  # fmt: skip
+    assert ok.requests == 2
+
+
+def test_a_job_is_collected_only_with_the_judges_it_was_sent_to(
+    emulator: Emulator, store: Any
+) -> None:
+    emulator.batches.outcome = Script({"a": {m: (True, 9) for m in MODELS}}).batch
+    client = emulator.client(max_retries=0)
+    jury = Jury(members(client))
+    job = batches.submit(["a"], RUBRIC, judge=jury, store=store)
+    with pytest.raises(BatchError, match="submitted to a jury of 3 judges"):
+        batches.collect(job, judge=jury.judges[0], store=store)
+    with pytest.raises(BatchError, match="submitted to a jury of 3 judges"):
+        batches.collect(job, judge=Jury(jury.judges[:2]), store=store)
+    swapped = Jury([jury.judges[1], jury.judges[0], jury.judges[2]])
+    with pytest.raises(BatchError, match=r"judge 1 of the jury was 'claude-a' .* not 'claude-b'"):
+        batches.collect(job, judge=swapped, store=store)
+    single = batches.submit(["a"], RUBRIC, judge=jury.judges[0], store=store)
+    with pytest.raises(BatchError, match="submitted to one judge"):
+        batches.collect(single, judge=jury, store=store)
+    assert batches.collect(job, judge=jury, store=store).evaluations[0].accepted
+
+
+_ANSWER = st.one_of(
+    st.tuples(st.booleans(), st.integers(min_value=0, max_value=10)),
+    st.sampled_from(["errored", "expired", "garbled"]),
+)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    answers=st.lists(st.tuples(_ANSWER, _ANSWER, _ANSWER), min_size=1, max_size=5),
+    policy=st.sampled_from(["majority", "median"]),
+    quorum=st.integers(min_value=1, max_value=3),
+)
+def test_a_batch_decides_every_draft_as_jury_evaluate_does(
+    emulator: Emulator, tmp_path: Path, answers: list[tuple[Answer, ...]], policy: Any, quorum: int
+) -> None:
+    names = [f"d{i}x" for i in range(len(answers))]
+    script = Script(
+        {n: dict(zip(MODELS, a, strict=True)) for n, a in zip(names, answers, strict=True)}
+    )
+    emulator.responder = script.sync
+    emulator.batches.outcome = script.batch
+    sync = Jury(members(emulator.client(max_retries=0)), policy=policy, quorum=quorum)
+    batched = Jury(members(emulator.client(max_retries=0)), policy=policy, quorum=quorum)
+    with HistoryStore(tmp_path / f"h{len(emulator.requests)}.db") as store:
+        job = batches.submit(names, RUBRIC, judge=batched, task="t", store=store)
+        collected = batches.collect(job, judge=batched, store=store, record=False).evaluations
+    wanted = grade_many(names, RUBRIC, task="t", judge=sync, concurrency=2)
+    for got, want in zip(collected, wanted, strict=True):
+        assert got.accepted == want.accepted
+        assert (got.judge_error or "").split(":")[0] == (want.judge_error or "").split(":")[0]
+        for key in ("tone", "clear", "short"):
+            g, w = got[key], want[key]
+            assert (g.passed, g.score, g.agreement, g.samples) == (
+                w.passed,
+                w.score,
+                w.agreement,
+                w.samples,
+            )
+            gj, wj = (g.judging or {}).get("jury", {}), (w.judging or {}).get("jury", {})
+            assert gj.get("votes") == wj.get("votes") and gj.get("note") == wj.get("note")
+            assert set(gj.get("abstained", {})) == set(wj.get("abstained", {}))

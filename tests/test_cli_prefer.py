@@ -248,16 +248,15 @@ def test_judges_of_another_family_draw_no_line(
     assert "self-preference" not in ran.err, ran.err
 
 
-def test_a_doubtful_jury_is_refused_by_message_batches_with_the_way_out(
-    emulator: Emulator, files: dict[str, str], tmp_path: Path
+def test_a_jury_member_without_batches_is_refused_by_name_with_the_way_out(
+    emulator: Emulator, oai_emulator: OAIEmulator, files: dict[str, str], tmp_path: Path
 ) -> None:
-    # a jury of "all" goes through batches (tests/test_batches_jury.py); a doubtful one
-    # asks the others after the first answered, which a batch cannot wait for
     drafts = tmp_path / "d.jsonl"
     drafts.write_text('{"task": "t", "draft": "one"}\n')
     ran = cli("grade", "--drafts", str(drafts), "--rubric", files["r.toml"], "--batch",
               "--base-url", emulator.base_url, "--judge-model", "claude-a",
-              "--judge-model", "claude-b", "--jury-on", "doubtful")  # fmt: skip
-    assert ran.code == 2 and "on='all' in batches" in ran.err
-    assert len(ran.err.splitlines()) == 1
-    assert [r for r in emulator.requests if "batches" in r.path] == []  # nothing sent
+              "--judge-model", f"openai-compatible:qwen3-32b@{oai_emulator.base_url}")  # fmt: skip
+    assert ran.code == 2
+    assert "jury member 'qwen3-32b' (OpenAICompatibleJudge) cannot go through" in ran.err
+    assert "without --batch, or leave that judge out of the jury" in ran.err
+    assert emulator.bodies == [] and emulator.batches.created == []  # nothing was sent

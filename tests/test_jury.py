@@ -291,3 +291,39 @@ def test_grade_many_gives_the_members_that_take_one_the_runs_cache(tmp_path: Any
         assert grade_many(["d"], RUBRIC, judge=jury, cache=cache)[0].accepted
         assert seen == [cache]
     assert member.cache is None and jury.cache is None  # the caller's objects unchanged
+
+
+def test_decide_gives_what_evaluate_gives_from_the_same_answers() -> None:
+    members = [voter(True, 8, "a"), voter(False, 9, "b"), Raising(model="c")]
+    jury = Jury(members)
+    criteria = [CITED, CLEAR]
+    want = jury.evaluate("t", "draft", criteria)
+    outcomes: list[Any] = [members[0].evaluate("t", "draft", criteria),
+                           members[1].evaluate("t", "draft", criteria),
+                           JudgeError("it broke", reason="api_error")]  # fmt: skip
+    got = jury.decide(criteria, outcomes)
+    assert isinstance(want, JuryVerdict) and isinstance(got, JuryVerdict)
+    assert (got.criteria_met, got.scores, got.votes, got.notes) == (
+        want.criteria_met,
+        want.scores,
+        want.votes,
+        want.notes,
+    )
+    assert set(got.abstained) == {"c"} and got.abstained["c"] == "api_error: it broke"
+    assert got.requested_on is None and got.on == "all"
+
+
+def test_decide_reads_each_answer_strictly_and_counts_one_per_judge() -> None:
+    jury = Jury([voter(True, 8, "a"), voter(True, 8, "b"), voter(True, 8, "c")], on="doubtful")
+    good = jury.judges[0].evaluate("t", "d", [CITED, CLEAR])
+    bad = good.model_copy(update={"scores": {"clear": 11.0}})  # outside 0-10
+    verdict = jury.decide([CITED, CLEAR], [good, good, bad])
+    assert verdict.abstained["c"].startswith("invalid: ")  # it abstains, never votes
+    assert verdict.votes["clear"] == {"a": 8.0, "b": 8.0}
+    assert verdict.on == "all" and verdict.requested_on == "doubtful"  # asked every key
+    assert verdict.key_detail("clear")["jury"]["requested_on"] == "doubtful"  # type: ignore[index]
+    assert jury.decide([CITED, CLEAR], [good, good, good]).abstained == {}  # the passing twin
+    with pytest.raises(ValueError, match="one outcome per judge: 3 judges, 2 outcomes"):
+        jury.decide([CITED, CLEAR], [good, good])
+    with pytest.raises(JudgeError, match="too few answers: 1 of 3"):
+        jury.decide([CITED, CLEAR], [good, bad, bad])

@@ -20,16 +20,20 @@ results to drafts by custom id and turns errored, expired or canceled requests i
 failed evaluations (never passes). The CLI: ``gradeloop grade --drafts F --batch``,
 ``gradeloop batch status ID``, ``gradeloop batch collect ID``.
 
-A :class:`~gradeloop.Jury` of AnthropicJudges (``on="all"``) goes through too: one
-member job per judge on its own client, decided together at ``collect`` as
-``Jury.evaluate`` decides (``status``/``wait``/``collect`` take the Jury as ``judge``).
+A :class:`~gradeloop.Jury` of AnthropicJudge members goes through batches too: one
+request per draft and member, one batch per distinct client; ``collect`` decides
+each draft as :meth:`Jury.evaluate <gradeloop.Jury.evaluate>` does, a member whose
+request failed abstaining, named (``status``/``wait``/``collect`` take the jury as
+``judge=`` and ask each batch through its member's client).
 """
 
 from __future__ import annotations
 
-from ._collect import BatchResult, BatchStatus, PartStatus, collect, status, wait
-from ._jury import job_requests
-from ._submit import MAX_BYTES, MAX_REQUESTS, BatchJob, judge_settings, submit
+from ._collect import BatchResult, collect
+from ._jury import MemberTally
+from ._members import judge_settings
+from ._status import BatchStatus, PartStatus, status, wait
+from ._submit import MAX_BYTES, MAX_REQUESTS, BatchJob, submit
 
 __all__ = [
     "MAX_BYTES",
@@ -37,9 +41,9 @@ __all__ = [
     "BatchJob",
     "BatchResult",
     "BatchStatus",
+    "MemberTally",
     "PartStatus",
     "collect",
-    "job_requests",
     "judge_settings",
     "status",
     "submit",

@@ -10,159 +10,178 @@ cache when the judge has one, and the whole job is recorded as a grading run.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bulk._many import failed_evaluation
-from ..errors import BatchError, JudgeError
-from ..grading._agrade import _Replay
-from ..grading._calls import judge_calls
-from ..grading._grade import Evaluation, _ask_judge, finish_grade, run_checks, start_plan
+from ..errors import BatchError
+from ..grading._grade import Evaluation, GradePlan
 from ..grading._registry import Registry
-from ..grading._rubric import Criterion, Rubric
-from ..grading._shadow import judge_request
+from ..grading._rubric import Rubric
 from ..grading._verdict import Verdict
-from ..history._batches import BatchJobRecord, BatchRequestRecord
+from ..history._batches import BatchJobRecord, BatchRequestRecord, MemberRequestRecord
 from ..history._grading import GradedDraft
 from ..history._store import HistoryStore
+from ..judging._jury import Jury
 from ..models._batch import read_batch_reply
 from ..models._fingerprint import run_fingerprint
 from ..models._judge import AnthropicJudge
-from ._jury import collect_jury, is_jury_job, jury_status
-from ._types import COUNTS as _COUNTS
-from ._types import BatchJob, BatchResult, BatchStatus, PartStatus, opened_store
+from ._jury import Asked, MemberTally, batch_evaluation, jury_evaluation, request_failed
+from ._members import Member, is_jury_job, members_for_collect
+from ._status import job_record, open_store, part_clients, status
+from ._submit import BatchJob
 
-__all__ = ["BatchResult", "BatchStatus", "PartStatus", "collect", "status", "wait"]
-
-
-def _job(ident: str | BatchJob, store: HistoryStore) -> BatchJobRecord:
-    return store.batch_job(ident.job_id if isinstance(ident, BatchJob) else ident)
+__all__ = ["BatchResult", "collect"]
 
 
-def status(
-    job: str | BatchJob,
-    *,
-    client: Any = None,
-    store: HistoryStore | None = None,
-    judge: Any = None,
-) -> BatchStatus:
-    """Ask the API where each part of ``job`` (a job id, a batch id or a BatchJob) stands.
+@dataclass
+class BatchResult:
+    """A collected job: one evaluation per draft, in submission order (ids set).
 
-    ``client`` asks the API (default: ``judge``'s). A jury's job asks each member's
-    client (``judge`` is the Jury; else ``client`` for every member)."""
-    with opened_store(store) as s:
-        record = _job(job, s)
-        if is_jury_job(record):
-            return jury_status(record, judge=judge, client=client, store=s, status_one=status)
-    client = client if client is not None else getattr(judge, "client", None)
-    if client is None:
-        raise BatchError(f"batch job {record.job_id}: give a client (or the judge) to ask the API")
-    parts = []
-    for p in record.parts:
-        if p.batch_id is None:
-            parts.append(PartStatus(p.part, None, "not_submitted", {}))
-            continue
-        batch = client.messages.batches.retrieve(p.batch_id)
-        counts = {k: int(getattr(batch.request_counts, k, 0) or 0) for k in _COUNTS}
-        parts.append(PartStatus(p.part, p.batch_id, str(batch.processing_status), counts))
-    return BatchStatus(record.job_id, record.requests, tuple(parts))
+    ``outcomes`` counts the requests by how they ended (a jury's job: one request per
+    draft and member); ``members`` tallies a jury's members (answered, abstained, cost
+    at the batch price); ``notes`` says how the job was run where it differs from the
+    judge given (a jury's ``on="doubtful"``, asked about every key)."""
 
+    job_id: str
+    evaluations: list[Evaluation]
+    run_id: str | None = None
+    outcomes: dict[str, int] = field(default_factory=dict)
+    unmatched: int = 0  # results whose custom id is not in the job (ignored)
+    duplicated: int = 0  # ids with more than one result (all set aside: duplicate_result)
+    unreadable: int = 0  # result lines that are not a result (not JSON, wrong shape)
+    members: dict[str, MemberTally] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
-def wait(
-    job: str | BatchJob,
-    *,
-    client: Any = None,
-    store: HistoryStore | None = None,
-    judge: Any = None,
-    poll: float = 5.0,
-    max_poll: float = 60.0,
-    timeout: float | None = None,
-    on_status: Callable[[BatchStatus], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> BatchStatus:
-    """Poll until every part has ended, waiting ``poll`` seconds at first and half as
-    long again each time, up to ``max_poll``. Raises :class:`BatchError` after
-    ``timeout`` seconds (the job goes on; collect it later)."""
-    started = time.monotonic()
-    delay = poll
-    while True:
-        now = status(job, client=client, store=store, judge=judge)
-        if on_status is not None:
-            on_status(now)
-        if now.ended:
-            return now
-        if timeout is not None and time.monotonic() - started + delay > timeout:
-            raise BatchError(
-                f"{now.line()}; still processing after {timeout:g}s. It goes on without "
-                f"us: run `gradeloop batch collect {now.job_id}` later",
-                job_id=now.job_id,
+    def problems(self) -> list[str]:
+        """What was wrong with the results stream, one phrase each (empty: nothing)."""
+        out = []
+        if self.unmatched:
+            out.append(f"{_n(self.unmatched, 'result')} for ids not in this job ignored")
+        if self.duplicated:
+            out.append(
+                f"{_n(self.duplicated, 'id')} with more than one result: all set aside, "
+                "the draft reported duplicate_result"
             )
-        sleep(delay)
-        delay = min(max_poll, delay * 1.5)
+        if self.unreadable:
+            out.append(f"{_n(self.unreadable, 'result line')} that could not be read skipped")
+        return out
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+DOUBTFUL_NOTE = (
+    "the jury's on='doubtful' was sent as on='all': a batch cannot wait for the first "
+    "judge's answer, so every judge was asked every key and every answer counts"
+)
 
 
 def collect(
     job: str | BatchJob,
     *,
-    judge: Any,
+    judge: AnthropicJudge | Jury,
     store: HistoryStore | None = None,
     registry: Registry | None = None,
     record: bool = True,
 ) -> BatchResult:
     """The evaluations of an ended job, in the order its drafts were submitted.
 
-    Raises :class:`BatchError` when a part has not ended yet. With ``record`` the job
-    is stored as a grading run the first time it is collected. A jury's job is
-    collected with its Jury (``judge``): each draft decided by the members' answers.
+    ``judge`` is the judge the job was submitted to, or (a jury's job) a
+    :class:`~gradeloop.Jury` of the same members in the same order: each draft's
+    member answers are decided as :meth:`Jury.evaluate <gradeloop.Jury.evaluate>`
+    decides them, a member whose request failed abstaining, named. Raises
+    :class:`BatchError` when a part has not ended yet. With ``record`` the job is
+    stored as a grading run the first time it is collected.
     """
-    with opened_store(store) as s:
-        job_record = _job(job, s)
-        if is_jury_job(job_record):
-            return collect_jury(
-                job_record,
-                jury=judge,
-                store=s,
-                registry=registry,
-                record=record,
-                member_answers=member_answers,
-                record_run=record_run,
-            )
-        requests = s.batch_requests(job_record.job_id)
-        now = status(job_record.job_id, client=judge.client, store=s)
+    with open_store(store) as s:
+        stored = job_record(job, s)
+        members = members_for_collect(stored.job_id, stored.judge, judge)
+        requests = s.batch_requests(stored.job_id)
+        others = s.batch_member_requests(stored.job_id)
+        now = status(stored.job_id, judge=judge, store=s)
         if not now.ended:
             raise BatchError(
                 f"{now.line()}: not ended yet; wait, or check `gradeloop batch status "
-                f"{job_record.job_id}`",
-                job_id=job_record.job_id,
+                f"{stored.job_id}`",
+                job_id=stored.job_id,
             )
-        read = _results(job_record, requests, judge.client)
-        rubric = Rubric.from_dict(job_record.rubric, registry=registry)
-        submitted = {p.part for p in job_record.parts if p.batch_id is not None}
+        ids = [r.custom_id for r in requests] + [m.custom_id for m in others]
+        read = _results(stored, ids, part_clients(stored, judge=judge))
         out = BatchResult(
-            job_record.job_id,
+            stored.job_id,
             [],
             unmatched=read.unmatched,
             duplicated=len(read.duplicated),
             unreadable=read.unreadable,
         )
-        for r in requests:
-            result = read.found.get(r.custom_id)
-            if r.part not in submitted:
-                outcome = "not_submitted"
-            elif r.custom_id in read.duplicated:
-                outcome = "duplicate_result"
-            else:
-                outcome = _kind(result)
-            out.outcomes[outcome] = out.outcomes.get(outcome, 0) + 1
-            out.evaluations.append(
-                _evaluate(r, result, outcome, rubric, judge, registry).with_ids(r.item_id)
-            )
-        out.run_id = job_record.run_id
-        if record and job_record.status != "collected":
-            out.run_id = record_run(s, job_record, requests, out.evaluations, judge)
+        asked = _Outcomes(read, {p.part for p in stored.parts if p.batch_id is not None}, out)
+        rubric = Rubric.from_dict(stored.rubric, registry=registry)
+        if is_jury_job(stored.judge):
+            assert isinstance(judge, Jury)  # members_for_collect saw to it
+            out.evaluations = _jury_drafts(requests, others, members, asked, rubric, judge,
+                                           registry, out)  # fmt: skip
+            if stored.judge["jury"].get("on") == "doubtful":
+                out.notes.append(DOUBTFUL_NOTE)
+        else:
+            for r in requests:
+                got = asked(r.custom_id, r.part, r.cache_key)
+                ev = _evaluate(r, got, rubric, members[0].judge, registry)
+                out.evaluations.append(ev.with_ids(r.item_id))
+        out.run_id = stored.run_id
+        if record and stored.status != "collected":
+            out.run_id = _record(s, stored, requests, out.evaluations, judge)
     return out
+
+
+def _jury_drafts(
+    requests: list[BatchRequestRecord],
+    others: list[MemberRequestRecord],
+    members: list[Member],
+    asked: _Outcomes,
+    rubric: Rubric,
+    jury: Jury,
+    registry: Registry | None,
+    out: BatchResult,
+) -> list[Evaluation]:
+    """Each draft's evaluation from its members' requests."""
+    by_draft: dict[int, dict[int, MemberRequestRecord]] = {}
+    for o in others:
+        by_draft.setdefault(o.position, {})[o.member] = o
+    out.members = {m.name: MemberTally() for m in members}
+    evaluations = []
+    for r in requests:
+        mine = by_draft.get(r.position, {})
+        got = [asked(r.custom_id, r.part, r.cache_key)]
+        for m in members[1:]:
+            req = mine.get(m.index)
+            got.append(
+                asked(req.custom_id, req.part, req.cache_key)
+                if req is not None
+                else Asked("not_submitted", None, "")
+            )
+        ev = jury_evaluation(r, got, members, rubric, jury, registry, out.members)
+        evaluations.append(ev.with_ids(r.item_id))
+    return evaluations
+
+
+class _Outcomes:
+    """How each request ended, counted into the result's ``outcomes`` as asked."""
+
+    def __init__(self, read: _Read, submitted: set[int], out: BatchResult) -> None:
+        self._read, self._submitted, self._out = read, submitted, out
+
+    def __call__(self, custom_id: str, part: int, cache_key: str) -> Asked:
+        result = self._read.found.get(custom_id)
+        if part not in self._submitted:
+            outcome = "not_submitted"
+        elif custom_id in self._read.duplicated:
+            outcome = "duplicate_result"
+        else:
+            outcome = _kind(result)
+        self._out.outcomes[outcome] = self._out.outcomes.get(outcome, 0) + 1
+        return Asked(outcome, result, cache_key)
 
 
 @dataclass
@@ -175,16 +194,17 @@ class _Read:
     unreadable: int = 0
 
 
-def _results(job: BatchJobRecord, requests: list[BatchRequestRecord], client: Any) -> _Read:
-    """Every part's results by custom id. An id seen twice keeps neither result (which
-    one is true cannot be known: fail closed); a line that is no result is counted and
-    skipped, so one bad line never costs the others."""
-    wanted = {r.custom_id for r in requests}
+def _results(job: BatchJobRecord, ids: Sequence[str], clients: dict[int, Any]) -> _Read:
+    """Every part's results by custom id, each part through its client. An id seen
+    twice keeps neither result (which one is true cannot be known: fail closed); a
+    line that is no result is counted and skipped, so one bad line never costs the
+    others."""
+    wanted = set(ids)
     read = _Read()
     for part in job.parts:
         if part.batch_id is None:
             continue
-        for entry in _entries(client, part.batch_id, read):
+        for entry in _entries(clients[part.part], part.batch_id, read):
             cid = entry.custom_id
             if cid not in wanted:
                 read.unmatched += 1
@@ -248,105 +268,33 @@ def _kind(result: Any) -> str:
     return "no_result" if result is None else str(getattr(result, "type", "unknown"))
 
 
-_WHY = {
-    "expired": "batch_expired: the request expired before it was processed "
-    "(a batch ends within 24 hours)",
-    "canceled": "batch_canceled: the batch was canceled before this request was processed",
-    "no_result": "no_result: the batch returned no result for this request",
-    "duplicate_result": "duplicate_result: the batch returned more than one result for "
-    "this request; none was used",
-    "not_submitted": "not_submitted: this part of the job was never submitted",
-}
-
-
 def _evaluate(
     r: BatchRequestRecord,
-    result: Any,
-    outcome: str,
+    got: Asked,
     rubric: Rubric,
     judge: AnthropicJudge,
     registry: Registry | None,
 ) -> Evaluation:
-    plan = run_checks(
-        start_plan(r.draft, rubric, task=r.task, judge=judge, skip_judge=False, registry=registry)
-    )
-    with judge_calls() as calls:
-        verdict, error = _verdict(r, result, outcome, judge, plan.asked)
-        if verdict is not None:
-            try:
-                answer = _ask_judge(_Replay(verdict), r.task, r.draft, plan.asked, plan.rubric)
-            except JudgeError as exc:
-                error = f"{exc.reason}: {exc}"
-    if error is not None:
-        return failed_evaluation(plan, error, tuple(calls))
-    return finish_grade(plan, answer, tuple(calls))
+    """One judge's job: the draft's evaluation from its one request."""
 
-
-def _verdict(
-    r: BatchRequestRecord,
-    result: Any,
-    outcome: str,
-    judge: AnthropicJudge,
-    asked: Sequence[Criterion],
-) -> tuple[Verdict | None, str | None]:
-    """A request's verdict read as the judge reads its first reply, or why there is
-    none (the result errored, expired... or the reply was not a valid verdict)."""
-    if outcome == "succeeded":
-        try:
-            return read_batch_reply(
-                judge, r.task, r.draft, asked, result.message, key=r.cache_key
-            ), None
-        except JudgeError as exc:
-            return None, f"{exc.reason}: {exc}"
-    if outcome == "errored":
-        detail = getattr(getattr(result, "error", None), "error", None)
-        kind = getattr(detail, "type", "error")
-        message = getattr(detail, "message", "no message")
-        return None, f"batch_errored: {kind}: {message}"
-    return None, _WHY.get(outcome) or f"batch_{outcome}: an outcome gradeloop does not know"
-
-
-def member_answers(
-    job_id: str, judge: AnthropicJudge, client: Any, store: HistoryStore, rubric: Rubric
-) -> tuple[dict[str, tuple[Any, tuple[Any, ...]]], list[BatchRequestRecord], _Read]:
-    """One jury member's job read: per draft position, its verdict (or the JudgeError it
-    abstains with) and the calls recorded reading it; the requests; the stream's count."""
-    record = store.batch_job(job_id)
-    requests = store.batch_requests(job_id)
-    now = status(job_id, client=client, store=store)
-    if not now.ended:
-        raise BatchError(
-            f"{now.line()}: not ended yet; wait, or check `gradeloop batch status {job_id}`",
-            job_id=job_id,
+    def verdict_of(plan: GradePlan) -> Verdict:
+        failed = request_failed(got)
+        if failed is not None:
+            raise failed
+        return read_batch_reply(
+            judge, r.task, r.draft, plan.asked, got.result.message, key=got.cache_key
         )
-    read = _results(record, requests, client)
-    submitted = {p.part for p in record.parts if p.batch_id is not None}
-    asked = judge_request(rubric)
-    found: dict[str, tuple[Any, tuple[Any, ...]]] = {}
-    for r in requests:
-        result = read.found.get(r.custom_id)
-        if r.part not in submitted:
-            outcome = "not_submitted"
-        elif r.custom_id in read.duplicated:
-            outcome = "duplicate_result"
-        else:
-            outcome = _kind(result)
-        with judge_calls() as calls:
-            verdict, error = _verdict(r, result, outcome, judge, asked)
-        # a result that is no verdict: the member abstains on this draft, saying why
-        got: Any = verdict if verdict is not None else JudgeError(str(error), reason="api_error")
-        found[str(r.position)] = (got, tuple(calls))
-    return found, requests, read
+
+    return batch_evaluation(r, rubric, judge, registry, verdict_of)
 
 
-def record_run(
+def _record(
     store: HistoryStore,
     job: BatchJobRecord,
     requests: list[BatchRequestRecord],
     evaluations: list[Evaluation],
-    judge: Any,
+    judge: AnthropicJudge | Jury,
 ) -> str:
-    """Store a collected job as a grading run and mark the job collected; its id."""
     drafts = [
         GradedDraft(r.item_id, r.draft, None, r.task, ev.judge_error)
         if ev.judge_error is not None

@@ -2,7 +2,10 @@
 
 A job is submitted with ``gradeloop grade --drafts FILE --batch``; everything needed
 to collect it is in the history database, so these commands work after a restart
-or on another machine given the same database (``--db``) and API access.
+or on another machine given the same database (``--db``) and API access. A jury's
+job (several ``--judge-model``) is followed and collected with the jury rebuilt from
+the job: each member's stored settings, each batch through the base URL it was sent
+to (``--base-url`` replaces it only for a job that went through one API).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import datetime
 import sys
 from typing import Any
 
+from ..errors import InputError
 from ..history._store import HistoryStore
 from ..migration._jsonl import DraftItem
 from ._io import add_db_option, console, print_json
@@ -59,14 +63,17 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "status":
             from ..batches import status
 
-            now = status(job.job_id, client=client_for(args), store=store)
+            now = status(job.job_id, judge=judge_for(args, job.judge), store=store)
             if args.json:
                 print_json(now.to_json())
             else:
                 console().print(now.line(), markup=False, soft_wrap=True)
+                who = _members_by_client(job.judge)
                 for part in now.parts:
+                    judges = f" (judges {who[part.client]})" if who else ""
                     console().print(
-                        f"  part {part.part + 1}: {part.batch_id or '-'} {part.processing_status}",
+                        f"  part {part.part + 1}: {part.batch_id or '-'} "
+                        f"{part.processing_status}{judges}",
                         markup=False,
                     )
             return 0
@@ -76,16 +83,20 @@ def run(args: argparse.Namespace) -> int:
 
 def collect_and_show(args: argparse.Namespace, store: HistoryStore, job_id: str, judge: Any) -> int:
     """Wait (with --wait), collect, print like ``grade --drafts``; the exit code."""
-    from ..batches import collect, job_requests, wait
+    from ..batches import collect, wait
 
     if getattr(args, "wait", False):
-        client = getattr(judge, "client", None)  # a jury: each member's own
-        wait(job_id, client=client, judge=judge, store=store, on_status=status_printer(args))
+        wait(job_id, judge=judge, store=store, on_status=status_printer(args))
     result = collect(job_id, judge=judge, store=store)
     problems = result.problems()
-    if problems:  # on stderr, so --json output stays one evaluation per line
+    # on stderr, so --json output stays one evaluation per line
+    if problems:
         print(f"gradeloop: batch job {job_id}: {'; '.join(problems)}", file=sys.stderr)
-    requests = job_requests(store, job_id)  # a jury's: its drafts, once
+    for note in result.notes:
+        print(f"gradeloop: batch job {job_id}: {note}", file=sys.stderr)
+    for name, tally in result.members.items():
+        print(f"gradeloop: jury member {tally.line(name)}", file=sys.stderr)
+    requests = store.batch_requests(job_id)
     items = [DraftItem(r.item_id, r.task, r.draft) for r in requests]
     print_results(args, items, result.evaluations)
     return 0 if all(e.accepted for e in result.evaluations) else 1
@@ -107,34 +118,65 @@ def client_for(args: argparse.Namespace) -> Any:
 
 def judge_for(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
     """A judge built with the job's stored settings (so replies are read as they were
-    asked for), on this machine's client, with the verdict cache unless --no-cache. A
-    jury's job gets its Jury back: each member from its stored settings."""
+    asked for), on this machine's client, with the verdict cache unless --no-cache;
+    for a jury's job, the jury (:func:`_jury_for`)."""
+    from ..batches._members import is_jury_job
     from ..history._cache import JudgeCache
-    from ..judging._jury import Jury
 
     cache = None
     if not getattr(args, "no_cache", True):
         cache = JudgeCache(ttl=getattr(args, "cache_ttl", None))
         args.opened = [*getattr(args, "opened", []), cache]
-    jury = settings.get("jury")
-    if isinstance(jury, dict):
-        members = [_member(args, m, cache) for m in settings.get("members") or ()]
-        return Jury(
-            members,
-            policy=jury.get("policy", "majority"),
-            on=jury.get("on", "all"),
-            quorum=jury.get("quorum"),
-            margin=float(jury.get("margin", 1.0)),
-            names=jury.get("names"),
+    if is_jury_job(settings):
+        return _jury_for(args, settings, cache)
+    return _stored_judge(settings, client_for(args), cache)
+
+
+def _jury_for(args: argparse.Namespace, settings: dict[str, Any], cache: Any) -> Any:
+    """The jury a job was submitted to: its rules and names, each member on a client
+    for the base URL its batches went to."""
+    from ..judging._jury import Jury
+    from ..models._anthropic import make_client
+
+    urls = [c.get("base_url") for c in settings.get("clients") or [{}]]
+    given = getattr(args, "base_url", None)
+    if given and len(urls) > 1:
+        raise InputError(
+            f"--base-url: this job's batches went to {len(urls)} APIs "
+            f"({', '.join(str(u) for u in urls)}), and one URL cannot stand for them all; "
+            "leave --base-url out (each batch is followed at the URL it was sent to)"
         )
-    return _member(args, settings, cache)
+    clients = [make_client(base_url=given or url) for url in urls]
+    rules = settings["jury"]
+    members = [
+        _stored_judge(m, clients[int(m.get("client", 0))], cache) for m in settings["members"]
+    ]
+    return Jury(
+        members,
+        policy=rules.get("policy", "majority"),
+        on=rules.get("on", "all"),
+        quorum=rules.get("quorum"),
+        margin=float(rules.get("margin", 1.0)),
+        names=rules.get("names"),
+    )
 
 
-def _member(args: argparse.Namespace, settings: dict[str, Any], cache: Any) -> Any:
+def _members_by_client(settings: dict[str, Any]) -> dict[int, str]:
+    """A jury job's member names per client number (empty for one judge's job)."""
+    rules = settings.get("jury")
+    if not isinstance(rules, dict):
+        return {}
+    out: dict[int, list[str]] = {}
+    for name, m in zip(rules.get("names") or [], settings.get("members") or [], strict=False):
+        out.setdefault(int(m.get("client", 0)), []).append(str(name))
+    return {client: ", ".join(names) for client, names in out.items()}
+
+
+def _stored_judge(settings: dict[str, Any], client: Any, cache: Any) -> Any:
     from ..models._anthropic import AnthropicJudge
 
     return AnthropicJudge(
-        client_for(args),
+        client,
         model=settings.get("model"),
         max_tokens=int(settings.get("max_tokens") or 2048),
         structured=settings.get("structured") or "auto",
@@ -154,7 +196,9 @@ def _list(store: HistoryStore, limit: int) -> int:
     for job in jobs:
         when = datetime.datetime.fromtimestamp(job.created_at).strftime("%Y-%m-%d %H:%M")
         ids = ", ".join(p.batch_id or "(not submitted)" for p in job.parts)
-        out.print(
-            f"{job.job_id}  {when}  {job.status:<16} {job.requests:>7,} drafts  {ids}", markup=False
-        )
+        judges = len(job.judge.get("members") or [None])  # a jury: a request per member
+        drafts = f"{job.requests // judges:>7,} drafts"
+        if judges > 1:
+            drafts += f" x {judges} judges"
+        out.print(f"{job.job_id}  {when}  {job.status:<16} {drafts}  {ids}", markup=False)
     return 0

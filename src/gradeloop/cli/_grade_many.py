@@ -72,9 +72,11 @@ def _batch(
     with HistoryStore(args.db) as store:
         job = submit(items, rubric, judge=judge, store=store)  # type: ignore[arg-type]
         ids = ", ".join(job.batch_ids)
+        drafts = job.requests if job.drafts is None else job.drafts
+        per = f" for {drafts:,} drafts" if drafts != job.requests else ""  # a jury's
         print(
-            f"gradeloop: submitted batch job {job.job_id} ({job.requests:,} requests; "
-            f"batch {ids}); recorded in {store.path}",
+            f"gradeloop: submitted batch job {job.job_id} ({job.requests:,} requests{per}; "
+            f"batch{'es' if len(job.batch_ids) > 1 else ''} {ids}); recorded in {store.path}",
             file=sys.stderr,
         )
         if args.no_wait:

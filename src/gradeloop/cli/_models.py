@@ -300,15 +300,27 @@ def _one_judge(args: argparse.Namespace, spec: JudgeSpec | None) -> Any:
         return _openai().OpenAICompatibleJudge(
             base_url=base_url, model=model, structured=args.structured, **sampling
         )
-    from ..models._anthropic import AnthropicJudge, make_client
+    from ..models._anthropic import AnthropicJudge
 
     return AnthropicJudge(
-        make_client(base_url=base_url),
+        _shared_client(args, base_url),
         model=model,
         structured=args.structured,
         cache=_cache(args),
         **sampling,
     )
+
+
+def _shared_client(args: argparse.Namespace, base_url: str | None) -> Any:
+    """One Anthropic client per base URL for the command's judges: a jury's members on
+    one API share it (and so, with --batch, one batch per API, not one per member)."""
+    from ..models._anthropic import make_client
+
+    clients: dict[str | None, Any] = getattr(args, "anthropic_clients", None) or {}
+    if base_url not in clients:
+        clients[base_url] = make_client(base_url=base_url)
+    args.anthropic_clients = clients
+    return clients[base_url]
 
 
 def _cache(args: argparse.Namespace) -> Any:

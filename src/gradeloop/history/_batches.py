@@ -1,4 +1,4 @@
-"""The history store's records of Message Batches jobs (schema version 4).
+"""The history store's records of Message Batches jobs (schema versions 4 and 11).
 
 A job is written in full before anything is sent, so a killed process, a reboot or
 another machine can still find it: the rubric and the judge's settings, every
@@ -6,6 +6,12 @@ request's custom id with its draft, task and cache key, and the job's parts (one
 provider batch each, at most 100,000 requests). Each part's provider batch id is
 added as soon as its create call returns. Texts are scrubbed like every other
 record, so a draft holding a credential is graded, when collected, without it.
+
+A jury's job (version 11) sends one request per draft and member: the draft's row
+holds its first member's request, ``batch_member_requests`` the other members' (the
+draft is stored once), and each part names the client it went through (members
+sharing a client share its batches). A job written before version 11 reads as a
+one-judge job whose parts all went through client 0.
 """
 
 from __future__ import annotations
@@ -22,7 +28,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import HistoryError, LoopNotFoundError
 from ._scrub import scrub_rubric, scrub_settings, scrub_text
 
-__all__ = ["BatchJobRecord", "BatchPart", "BatchRecords", "BatchRequestRecord"]
+__all__ = [
+    "BatchJobRecord",
+    "BatchPart",
+    "BatchRecords",
+    "BatchRequestRecord",
+    "MemberRequestRecord",
+]
 
 
 @dataclass(frozen=True)
@@ -39,13 +51,27 @@ class BatchRequestRecord:
 
 
 @dataclass(frozen=True)
+class MemberRequestRecord:
+    """A jury member's request for a draft (members after the first; the first one's
+    is the draft's :class:`BatchRequestRecord`)."""
+
+    custom_id: str
+    part: int
+    position: int
+    member: int
+    cache_key: str
+
+
+@dataclass(frozen=True)
 class BatchPart:
-    """One provider batch of a job (``batch_id`` None until its create call returned)."""
+    """One provider batch of a job (``batch_id`` None until its create call returned);
+    ``client`` numbers the API client it went through (a jury's members may use several)."""
 
     part: int
     batch_id: str | None
     requests: int
     error: str | None = None
+    client: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,11 +108,17 @@ class BatchRecords:
         rubric: Mapping[str, Any],
         judge: Mapping[str, Any],
         requests: Sequence[BatchRequestRecord],
+        member_requests: Sequence[MemberRequestRecord] = (),
+        part_clients: Mapping[int, int] | None = None,
     ) -> None:
-        """Record a job and all its requests in one transaction, before submission."""
+        """Record a job and all its requests in one transaction, before submission.
+
+        ``member_requests`` are a jury's other members' requests; ``part_clients``
+        maps each part to the client it goes through (default 0)."""
         parts: dict[int, int] = {}
-        for r in requests:
-            parts[r.part] = parts.get(r.part, 0) + 1
+        for part in [r.part for r in requests] + [m.part for m in member_requests]:
+            parts[part] = parts.get(part, 0) + 1
+        clients = part_clients or {}
         with self._write() as conn:
             try:
                 conn.execute(
@@ -97,14 +129,22 @@ class BatchRecords:
                         time.time(),
                         _dumps(scrub_rubric(rubric)),
                         _dumps(scrub_settings(dict(judge))),
-                        len(requests),
+                        len(requests) + len(member_requests),
                     ),
                 )
             except sqlite3.IntegrityError as exc:
                 raise HistoryError(f"batch job {job_id!r} is already in {self.path}") from exc
             conn.executemany(
-                "INSERT INTO batch_parts (job_id, part, requests) VALUES (?, ?, ?)",
-                [(job_id, part, n) for part, n in sorted(parts.items())],
+                "INSERT INTO batch_parts (job_id, part, requests, client) VALUES (?, ?, ?, ?)",
+                [(job_id, part, n, clients.get(part, 0)) for part, n in sorted(parts.items())],
+            )
+            conn.executemany(
+                "INSERT INTO batch_member_requests (job_id, custom_id, part, position, member,"
+                " cache_key) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (job_id, m.custom_id, m.part, m.position, m.member, m.cache_key)
+                    for m in member_requests
+                ],
             )
             conn.executemany(
                 "INSERT INTO batch_requests VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -154,7 +194,7 @@ class BatchRecords:
             job_id = row[0] if row is not None else _resolve(conn, ident, self.path)
             job = conn.execute("SELECT * FROM batch_jobs WHERE job_id = ?", (job_id,)).fetchone()
             parts = conn.execute(
-                "SELECT part, batch_id, requests, error FROM batch_parts WHERE job_id = ?"
+                "SELECT part, batch_id, requests, error, client FROM batch_parts WHERE job_id = ?"
                 " ORDER BY part",
                 (job_id,),
             ).fetchall()
@@ -179,6 +219,17 @@ class BatchRecords:
                 (job_id,),
             ).fetchall()
         return [BatchRequestRecord(*tuple(r)) for r in rows]
+
+    def batch_member_requests(self, job_id: str) -> list[MemberRequestRecord]:
+        """A jury job's requests of members after the first, by draft then member
+        (empty for a one-judge job)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT custom_id, part, position, member, cache_key FROM batch_member_requests"
+                " WHERE job_id = ? ORDER BY position, member",
+                (job_id,),
+            ).fetchall()
+        return [MemberRequestRecord(*tuple(r)) for r in rows]
 
     def list_batch_jobs(self, limit: int = 20) -> list[BatchJobRecord]:
         """Recorded jobs, newest first."""

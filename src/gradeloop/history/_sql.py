@@ -212,6 +212,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 10: the tokens and dollars of a loop's calls that belong to no round (a generate
     # that raised), so every call a loop made is in its history.
     unrounded_migration(),
+    # 11: a jury's Message Batches jobs: each part names the API client it went through
+    # (0 for every part of an older job), and the requests of the jury's other members
+    # (the first member's request is the draft's own row in batch_requests).
+    (
+        "ALTER TABLE batch_parts ADD COLUMN client INTEGER NOT NULL DEFAULT 0",
+        """
+        CREATE TABLE batch_member_requests (
+            job_id    TEXT NOT NULL REFERENCES batch_jobs (job_id) ON DELETE CASCADE,
+            custom_id TEXT NOT NULL,
+            part      INTEGER NOT NULL,
+            position  INTEGER NOT NULL,
+            member    INTEGER NOT NULL,
+            cache_key TEXT NOT NULL,
+            PRIMARY KEY (job_id, custom_id)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 
 from ..errors import JudgeError
 from ..grading._agrade import evaluate_async
-from ..grading._grade import call_judge
+from ..grading._grade import call_judge, judge_answer
 from ..grading._rubric import Criterion
 from ..grading._samples import doubtful_keys
 from ..grading._verdict import Verdict
@@ -200,11 +200,34 @@ class Jury:
         )
         return [v if v is not None else err for v, err in found]
 
+    def decide(self, criteria: Sequence[Criterion], outcomes: Sequence[Any]) -> JuryVerdict:
+        """The verdict from each member's answer about every judge-filled key of
+        ``criteria``, in member order: its :class:`~gradeloop.Verdict` (read as strictly
+        as :meth:`evaluate` reads a member's answer: an invalid one abstains), or the
+        :class:`~gradeloop.errors.JudgeError` it failed with (it abstains, named).
+
+        Decided as :meth:`evaluate` decides with ``on="all"`` (same votes, ties, quorum);
+        raises ``JudgeError(reason="no_quorum")`` as it does. Message Batches collect a
+        jury's answers this way: every member was asked every key, so a jury built with
+        ``on="doubtful"`` gets a verdict whose ``requested_on`` records it.
+        """
+        judged = _judged(criteria)
+        if len(outcomes) != len(self.judges):
+            raise ValueError(
+                f"one outcome per judge: {len(self.judges)} judges, {len(outcomes)} outcomes"
+            )
+        read = [_strict(o, judged) if isinstance(o, Verdict) else o for o in outcomes]
+        verdict = self._decide(judged, read, on="all")
+        if self.on != "all":
+            verdict.requested_on = self.on
+        return verdict
+
     def _decide(
         self,
         judged: Sequence[Criterion],
         outcomes: Sequence[Any],
         exempt: frozenset[str] = frozenset(),
+        on: On | None = None,
     ) -> JuryVerdict:
         """The verdict from each member's outcome (a Verdict, or the JudgeError it raised)."""
         answers: dict[str, Verdict] = {}
@@ -221,7 +244,7 @@ class Jury:
             answers,
             abstained,
             policy=self.policy,
-            on=self.on,
+            on=on or self.on,
             quorum=self.quorum,
             quorum_exempt=exempt,
         )
@@ -279,6 +302,14 @@ def _judged(criteria: Sequence[Criterion]) -> list[Criterion]:
     if not judged:
         raise ValueError("no judge-filled criteria to evaluate; every key given has a checker")
     return judged
+
+
+def _strict(verdict: Verdict, judged: Sequence[Criterion]) -> Verdict | JudgeError:
+    """A member's verdict read as call_judge reads it, or the JudgeError it makes."""
+    try:
+        return judge_answer(verdict, judged)
+    except JudgeError as exc:
+        return exc
 
 
 def _names(members: Sequence[Any], given: Sequence[str] | None) -> tuple[str, ...]:

@@ -95,7 +95,10 @@ class JuryVerdict(SampledVerdict):
     ``votes`` maps each key to ``{member: value}``; ``abstained`` each member that
     raised to its error; ``self_agreement`` each key to ``{member: agreement}`` for
     members that sampled themselves (``samples=k``); ``notes`` each key that failed
-    closed to its reason.
+    closed to its reason. ``requested_on`` is set when the jury ran with another ``on``
+    than it was built with: a Message Batches job asks every member every key (it
+    cannot wait for the first answer), so an ``on="doubtful"`` jury runs as
+    ``on="all"`` there, and says so.
     """
 
     policy: str = "majority"
@@ -104,6 +107,7 @@ class JuryVerdict(SampledVerdict):
     abstained: dict[str, str] = Field(default_factory=dict)
     self_agreement: dict[str, dict[str, float]] = Field(default_factory=dict)
     notes: dict[str, str] = Field(default_factory=dict)
+    requested_on: str | None = None
 
     def key_detail(self, key: str) -> dict[str, Any] | None:
         """The jury's record of ``key``: votes by member, abstentions, self-agreement,
@@ -120,6 +124,8 @@ class JuryVerdict(SampledVerdict):
             jury["self_agreement"] = dict(self.self_agreement[key])
         if key in self.notes:
             jury["note"] = self.notes[key]
+        if self.requested_on is not None:
+            jury["requested_on"] = self.requested_on
         return {"jury": jury}
 
 
