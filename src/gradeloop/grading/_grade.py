@@ -706,18 +706,22 @@ def merge(
     found: list[CriterionResult] = []
     met: dict[str, bool] = {}
     feedback: dict[str, str] = {}
+    get = results.get
     for c in rubric:
-        r = results.get(c.key) or _unfilled(c)
+        r = get(c.key) or _unfilled(c)
         found.append(r)
-        met[r.key] = r.passed
+        key, passed, weight = r.key, r.passed, r.weight
+        met[key] = passed
         if r.feedback:
-            feedback[r.key] = r.feedback
-        checked = checked and r.checked
-        every_met = every_met and r.passed
-        total += r.weight
-        weighted += r.weight * r.score
+            feedback[key] = r.feedback
+        if not r.checked:
+            checked = False
+        if not passed:
+            every_met = False
+        total += weight
+        weighted += weight * r.score
         if r.issues:
-            own = [f"{r.key}: {i}" for i in r.issues]
+            own = [f"{key}: {i}" for i in r.issues]
             if r.source == "code" or not r.checked:
                 issues.extend(own)
             else:
