@@ -70,10 +70,12 @@ def accepted(verdict: Verdict, keys: Iterable[str]) -> bool:
     if verdict.passed is not True:
         return False
     met = verdict.criteria_met
-    for key in keys:  # plain loops: every draft graded passes here
+    # plain loops, not all() over generators: a third of the cost, and every draft
+    # graded passes here
+    for key in keys:
         if key not in met:
             return False
-    for value in met.values():
+    for value in met.values():  # noqa: SIM110
         if value is not True:
             return False
     return True
