@@ -106,7 +106,7 @@ def test_the_built_evaluation_is_the_dataclass() -> None:
 def test_a_graded_evaluation_is_what_the_dataclass_would_hold() -> None:
     rubric = {"criteria": [
         {"key": "short", "description": "d", "checker": "length", "options": {"max_words": 3}},
-        {"key": "says_hi", "description": "d", "checker": "contains", "options": {"values": ["hi"]}},
+        {"key": "hi", "description": "d", "checker": "contains", "options": {"values": ["hi"]}},
     ]}  # fmt: skip
     ev = grade("hi there, a long greeting", rubric)
     rebuilt = _grade.Evaluation(**{f.name: getattr(ev, f.name) for f in dataclasses.fields(ev)})
