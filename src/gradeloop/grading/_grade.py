@@ -622,13 +622,26 @@ def _code_result(
     """``CriterionResult(key, weight, score, passed, "code", filled_by, issues, ...)``
     built without the frozen dataclass's field-by-field ``__init__`` (a third of a
     cheap check's bookkeeping); every field is set, and a test compares the two."""
+    fields = _CODE_FIELDS.copy()  # a copy and eight stores: cheaper than a new dict of 13
+    fields["key"] = key
+    fields["weight"] = weight
+    fields["score"] = score
+    fields["passed"] = passed
+    fields["filled_by"] = filled_by
+    fields["issues"] = issues
+    fields["feedback"] = "; ".join(issues) or None
+    fields["error"] = error
     result = _new(CriterionResult)
-    _setattr(result, "__dict__", {
-        "key": key, "weight": weight, "score": score, "passed": passed, "source": "code",
-        "filled_by": filled_by, "issues": issues, "feedback": "; ".join(issues) or None,
-        "checked": True, "agreement": None, "samples": (), "error": error, "judging": None,
-    })  # fmt: skip
+    _setattr(result, "__dict__", fields)
     return result
+
+
+# a code key's result, in field order: what every code key has, and places for the rest
+_CODE_FIELDS: dict[str, Any] = {
+    "key": "", "weight": 0.0, "score": 0.0, "passed": False, "source": "code", "filled_by": "",
+    "issues": (), "feedback": None, "checked": True, "agreement": None, "samples": (),
+    "error": None, "judging": None,
+}  # fmt: skip
 
 
 def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
