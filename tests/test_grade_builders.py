@@ -284,3 +284,17 @@ def test_the_gate_answers_as_before(
 def test_the_gate_refuses_truthy_values_that_are_not_true() -> None:
     verdict = built_verdict("r", {"k": 1}, True, [], {}, {})  # type: ignore[dict-item]
     assert accepted(verdict, ["k"]) is False
+
+
+def test_shadows_are_kept_and_carry_the_output_id_when_one_is_given() -> None:
+    from gradeloop import grade_many
+
+    rubric = {"criteria": [{
+        "key": "hi", "description": "d", "checker": "contains", "options": {"values": ["hi"]},
+        "shadow": "regex", "shadow_options": {"pattern": "h."},
+    }]}  # fmt: skip
+    [alone] = grade("hi", rubric).shadows
+    assert alone.key == "hi" and alone.output_id == ""
+    batch = grade_many(["hi", "ho"], rubric, skip_judge=True)
+    assert [[s.output_id for s in e.shadows] for e in batch] == [[e.output_id] for e in batch]
+    assert all(e.output_id for e in batch)

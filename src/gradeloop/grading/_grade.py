@@ -764,6 +764,8 @@ def merge(
         )
     ordered = tuple(found)
     scored = rubric.scored_keys
+    if shadows and output_id:
+        shadows = tuple(replace(x, output_id=output_id) for x in shadows)
     merged = built_verdict(  # every value here is gradeloop's own, checked before
         verdict.reasoning if verdict is not None else "Every key was graded in code.",
         met,
@@ -779,7 +781,7 @@ def merge(
         score,
         verdict is not None if judge_called is None else judge_called,
         output_id,
-        shadows if not output_id else tuple(replace(x, output_id=output_id) for x in shadows),
+        shadows,
         judge_calls,
     )
 
