@@ -58,31 +58,10 @@ def _subjects(drafts: int) -> dict[str, Callable[[], Any]]:
     import bench_grade_overhead as overhead
     import bench_trajectory as trajectory
 
-    from gradeloop import Transcript, grade, grade_many
-
-    calls = 8
-    rubric = trajectory.rubric(calls)
-    runs = [(n, trajectory.plan(n, calls, wrong=n % 7 == 3)) for n in range(drafts)]
-    raw = [trajectory.messages(n, steps) for n, steps in runs]
-    refs = [
-        Transcript.from_messages(trajectory.messages(n, trajectory.plan(n, calls, wrong=False)))
-        for n, _ in runs
-    ]
-    pairs = list(zip([Transcript.from_messages(m) for m in raw], refs, strict=True))
-    both = list(zip(raw, refs, strict=True))
-    texts = [overhead.draft(n) for n in range(drafts)]
-    direct, checkers = trajectory.direct, trajectory.checkers
-    return {
-        "trajectory match": lambda: [direct(t, ref, calls + 1) for t, ref in pairs],
-        "trajectory checkers": lambda: [checkers(t, ref, rubric) for t, ref in pairs],
-        "trajectory grade": lambda: [grade(t, rubric, reference=ref) for t, ref in pairs],
-        "trajectory read + match": lambda: [
-            direct(Transcript.from_messages(m), ref, calls + 1) for m, ref in both
-        ],
-        "trajectory grade(messages)": lambda: [grade(m, rubric, reference=ref) for m, ref in both],
-        "overhead checkers": lambda: [overhead.checkers(d) for d in texts],
-        "overhead grade": lambda: [overhead.graded(d) for d in texts],
-        "overhead grade_many": lambda: grade_many(texts, overhead.RUBRIC, skip_judge=True),
+    runs = trajectory.subjects(8, drafts)
+    texts = overhead.subjects_over(drafts)
+    return {f"trajectory {name}": fn for name, fn in runs.items()} | {
+        f"overhead {name}": texts[name] for name in ("checkers", "grade", "grade_many")
     }
 
 
