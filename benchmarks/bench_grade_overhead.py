@@ -146,6 +146,25 @@ def graded(text: str) -> Any:
     return grade(text, RUBRIC, skip_judge=True)
 
 
+def subjects_over(n: int) -> dict[str, Callable[[], Any]]:
+    """Each subject, over ``n`` drafts; checked to agree first."""
+    drafts = [draft(i) for i in range(n)]
+    # the same verdicts from every subject that decides (a check on the benchmark itself)
+    assert [list(bare(d)) for d in drafts] == [[r.passed for r in checkers(d)] for d in drafts], (
+        "the one-liners and the checkers disagree"
+    )
+    assert [[c.passed for c in graded(d).criteria] for d in drafts[:50]] == [
+        bare(d) for d in drafts[:50]
+    ]
+    return {
+        "bare": lambda: [bare(d) for d in drafts],
+        "wrapper": lambda: [wrapper(d) for d in drafts],
+        "checkers": lambda: [checkers(d) for d in drafts],
+        "grade": lambda: [graded(d) for d in drafts],
+        "grade_many": lambda: grade_many(drafts, RUBRIC, skip_judge=True),
+    }
+
+
 def timed(fn: Callable[[], Any]) -> float:
     started = time.process_time()
     fn()
@@ -157,21 +176,7 @@ def main() -> None:
     parser.add_argument("--drafts", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    drafts = [draft(i) for i in range(args.drafts)]
-    # the same verdicts from every subject that decides (a check on the benchmark itself)
-    assert [list(bare(d)) for d in drafts] == [[r.passed for r in checkers(d)] for d in drafts], (
-        "the one-liners and the checkers disagree"
-    )
-    assert [[c.passed for c in graded(d).criteria] for d in drafts[:50]] == [
-        bare(d) for d in drafts[:50]
-    ]
-    subjects: dict[str, Callable[[], Any]] = {
-        "bare": lambda: [bare(d) for d in drafts],
-        "wrapper": lambda: [wrapper(d) for d in drafts],
-        "checkers": lambda: [checkers(d) for d in drafts],
-        "grade": lambda: [graded(d) for d in drafts],
-        "grade_many": lambda: grade_many(drafts, RUBRIC, skip_judge=True),
-    }
+    subjects = subjects_over(args.drafts)
     best = dict.fromkeys(subjects, float("inf"))
     for _ in range(args.repeat):
         for name, fn in subjects.items():

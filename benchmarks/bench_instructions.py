@@ -106,10 +106,12 @@ def _count(dump: bytes) -> int:
     return sum(_WEIGHTS.get(n, 0) * v for n, v in zip(names, values, strict=False))
 
 
-def per_call(python: str, calls: int, cache_sim: bool = False) -> dict[str, float]:
-    """Instructions (or estimated cycles) per call of each subject under ``python``."""
-    # One plain run first, so that every .pyc is written before anything is counted.
-    subprocess.run([python, os.path.abspath(__file__), "--child", "--calls", "1"], check=True)
+def series_counts(python: str, argv: list[str], series: int, cache_sim: bool = False) -> list[int]:
+    """Instructions (or estimated cycles) of the last ``series`` runs of
+    ``functools.reduce`` in ``python argv...`` under callgrind, the run just before
+    them (a series of empty calls) subtracted from each. The script is run once
+    plainly first, so that every .pyc is written before anything is counted."""
+    subprocess.run([python, *argv], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         cmd = [
@@ -120,10 +122,7 @@ def per_call(python: str, calls: int, cache_sim: bool = False) -> dict[str, floa
             "--dump-after=functools_reduce",
             *(["--cache-sim=yes", "--branch-sim=yes"] if cache_sim else []),
             python,
-            os.path.abspath(__file__),
-            "--child",
-            "--calls",
-            str(calls),
+            *argv,
         ]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         subprocess.run(cmd, check=True, env=env, capture_output=True)
@@ -134,11 +133,17 @@ def per_call(python: str, calls: int, cache_sim: bool = False) -> dict[str, floa
                 totals.append(_count(f.read()))
     # The last dumps are the series, each followed by the gap before the next one
     # (earlier dumps: start-up, and any reduce() the imports made).
-    series = totals[-2 * len(SUBJECTS) - 1 :: 2]
-    if len(series) != len(SUBJECTS) + 1:
+    counted = totals[-2 * series - 1 :: 2]
+    if len(counted) != series + 1:
         raise SystemExit(f"callgrind wrote {len(totals)} dumps for {python}; expected more")
-    empty = series[0]
-    return {name: (count - empty) / calls for name, count in zip(SUBJECTS, series[1:], strict=True)}
+    return [count - counted[0] for count in counted[1:]]
+
+
+def per_call(python: str, calls: int, cache_sim: bool = False) -> dict[str, float]:
+    """Instructions (or estimated cycles) per call of each subject under ``python``."""
+    argv = [os.path.abspath(__file__), "--child", "--calls", str(calls)]
+    counts = series_counts(python, argv, len(SUBJECTS), cache_sim)
+    return {name: count / calls for name, count in zip(SUBJECTS, counts, strict=True)}
 
 
 def main() -> None:

@@ -129,7 +129,8 @@ def checkers(t: Transcript, reference: Transcript, r: Rubric) -> list[bool]:
     ]
 
 
-def timings(calls: int, drafts: int, repeat: int) -> dict[str, float]:
+def subjects(calls: int, drafts: int) -> dict[str, Callable[[], Any]]:
+    """Each subject, over every one of ``drafts`` runs; checked to agree first."""
     r = rubric(calls)
     runs = [(n, plan(n, calls, wrong=n % 7 == 3)) for n in range(drafts)]
     raw = [messages(n, steps) for n, steps in runs]
@@ -141,7 +142,7 @@ def timings(calls: int, drafts: int, repeat: int) -> dict[str, float]:
         assert [c.passed for c in grade(t, r, reference=ref).criteria] == expected
         assert checkers(t, ref, r) == expected
     both = list(zip(raw, refs, strict=True))
-    subjects: dict[str, Callable[[], Any]] = {
+    out: dict[str, Callable[[], Any]] = {
         "match": lambda: [direct(t, ref, calls + 1) for t, ref in pairs],
         "checkers": lambda: [checkers(t, ref, r) for t, ref in pairs],
         "grade": lambda: [grade(t, r, reference=ref) for t, ref in pairs],
@@ -150,7 +151,12 @@ def timings(calls: int, drafts: int, repeat: int) -> dict[str, float]:
         ],
         "grade(messages)": lambda: [grade(m, r, reference=ref) for m, ref in both],
     }
-    return {name: best(fn, repeat) / drafts * 1e6 for name, fn in subjects.items()}
+    return out
+
+
+def timings(calls: int, drafts: int, repeat: int) -> dict[str, float]:
+    timed = subjects(calls, drafts)
+    return {name: best(fn, repeat) / drafts * 1e6 for name, fn in timed.items()}
 
 
 def big_transcripts(repeat: int) -> None:

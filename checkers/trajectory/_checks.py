@@ -1,8 +1,11 @@
 """The five trajectory checkers and their options (validated when a rubric loads).
 
-Each is given the draft's transcript by :func:`._read.reads_transcript` (a text draft
-fails with "the draft has no tool calls" before it runs) and names the calls at fault
-in one-line issues.
+Each reads the draft's transcript from its context (``context.transcript``); a text
+draft, which has none, fails with "the draft has no tool calls"
+(:func:`._read.no_transcript`). Each names the calls at fault in one-line issues.
+They are called once per draft and key, so each reads the context itself rather
+than through a wrapper (a wrapper's extra call and re-packed options cost about
+as much as the cheaper checks themselves).
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, with_config
 from typing_extensions import TypedDict
 
-from gradeloop import CheckContext, CheckResult, Transcript
+from gradeloop import CheckContext, CheckResult
 
 from .._options import Count, NonEmpty, not_below, one_of_required
 from ._args import ArgsMode, covers, same
 from ._modes import MODES
-from ._read import call_text, listed, reads_transcript, wants_from
+from ._read import call_text, listed, no_transcript, wants_from
 
 __all__ = ["step_count", "tool_args_match", "tool_called", "tool_not_called", "tool_sequence"]
 
@@ -57,9 +60,9 @@ def _some_limit(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
-@reads_transcript
 def tool_called(
-    transcript: Transcript,
+    text: str,
+    /,
     *,
     name: NonEmpty,
     min: Count = 1,
@@ -69,7 +72,13 @@ def tool_called(
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent called tool ``name`` at least ``min`` times (default 1) and at most ``max``."""
-    made = [c for c in transcript.tool_calls if c.name == name]
+    transcript = context.transcript if context is not None else None
+    if transcript is None:
+        return no_transcript()
+    made = []
+    for c in transcript.tool_calls:  # loops, not comprehensions: each draft's keys pass here
+        if c.name == name:
+            made.append(c)
     if len(made) < min:
         need = "once" if min == 1 else f"{min} times"
         issue = f"{name!r} was called {_times(len(made))}; call it at least {need}"
@@ -82,26 +91,30 @@ def tool_called(
     return CheckResult(True)
 
 
-@reads_transcript
 def tool_not_called(
-    transcript: Transcript,
+    text: str,
+    /,
     *,
     names: Annotated[tuple[NonEmpty, ...], Field(min_length=1)],
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent called none of the tools in ``names``."""
+    transcript = context.transcript if context is not None else None
+    if transcript is None:
+        return no_transcript()
     forbidden = set(names)
-    issues = [
-        f"forbidden tool {c.name!r} was called: {call_text(c)}"
-        for c in transcript.tool_calls
-        if c.name in forbidden
-    ]
-    return CheckResult(not issues, listed(issues, "more forbidden calls"))
+    issues = []
+    for c in transcript.tool_calls:
+        if c.name in forbidden:
+            issues.append(f"forbidden tool {c.name!r} was called: {call_text(c)}")
+    if not issues:
+        return CheckResult(True)
+    return CheckResult(False, listed(issues, "more forbidden calls"))
 
 
-@reads_transcript
 def tool_sequence(
-    transcript: Transcript,
+    text: str,
+    /,
     *,
     mode: Mode = "strict",
     args: ArgsMode = "exact",
@@ -111,6 +124,9 @@ def tool_sequence(
     """The agent's tool calls match the expected ones (``expected``, else the reference
     transcript's): ``strict`` the same calls in order, ``unordered`` the same calls,
     ``subset`` only expected calls, ``superset`` every expected call."""
+    transcript = context.transcript if context is not None else None
+    if transcript is None:
+        return no_transcript()
     wants = wants_from(expected, context)
     if isinstance(wants, str):
         return CheckResult(False, [wants])
@@ -118,9 +134,9 @@ def tool_sequence(
     return CheckResult(outcome.passed, outcome.issues, outcome.score)
 
 
-@reads_transcript
 def tool_args_match(
-    transcript: Transcript,
+    text: str,
+    /,
     *,
     name: NonEmpty,
     args: JsonObject,
@@ -129,21 +145,27 @@ def tool_args_match(
 ) -> CheckResult:
     """A call of tool ``name`` has exactly ``args`` (``match="subset"``: at least
     ``args``, nested objects compared the same way)."""
-    made = [c for c in transcript.tool_calls if c.name == name]
+    transcript = context.transcript if context is not None else None
+    if transcript is None:
+        return no_transcript()
+    fits = same if match == "exact" else covers
+    made = []
+    for c in transcript.tool_calls:
+        if c.name == name:
+            if fits(args, c.args):
+                return CheckResult(True)
+            made.append(c)
     if not made:
         return CheckResult(False, [f"{name!r} was never called"])
-    fits = same if match == "exact" else covers
-    if any(fits(args, c.args) for c in made):
-        return CheckResult(True)
     wanted = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
     shown = "; ".join(call_text(c) for c in made[:3]) + ("; ..." if len(made) > 3 else "")
     how = "exactly these arguments" if match == "exact" else "these arguments (and maybe more)"
     return CheckResult(False, [f"no call of {name!r} has {how}: {wanted}; its calls: {shown}"])
 
 
-@reads_transcript
 def step_count(
-    transcript: Transcript,
+    text: str,
+    /,
     *,
     min: Count | None = None,
     max: Annotated[
@@ -155,6 +177,9 @@ def step_count(
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent took at least ``min`` and at most ``max`` steps (assistant messages)."""
+    transcript = context.transcript if context is not None else None
+    if transcript is None:
+        return no_transcript()
     steps = transcript.assistant_turns
     if min is not None and steps < min:
         return CheckResult(False, [f"the agent took {_steps(steps)}; it needs at least {min}"])

@@ -1,19 +1,19 @@
-"""The one reader of transcripts for the trajectory checkers, and how calls are named.
+"""What the trajectory checkers read besides the draft's calls, and how calls are named.
 
-Every trajectory checker gets its transcript here, from the draft's
+Every trajectory checker reads its transcript from the draft's
 :class:`gradeloop.CheckContext` (``context.transcript``), and its expected calls
-from its ``expected`` option or the reference transcript. A text draft has no
-transcript: each checker then fails with :data:`NO_CALLS`, never passes.
+here (:func:`wants_from`), from its ``expected`` option or the reference transcript.
+A text draft has no transcript: each checker then fails with :data:`NO_CALLS`
+(:func:`no_transcript`), never passes.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gradeloop import CheckContext, CheckResult, ToolCall, Transcript
+from gradeloop import CheckContext, CheckResult, ToolCall
 
 from ._pair import Want
 
@@ -23,8 +23,6 @@ __all__ = [
     "call_text",
     "listed",
     "no_transcript",
-    "reads_transcript",
-    "transcript_of",
     "want_text",
     "wants_from",
 ]
@@ -38,29 +36,9 @@ MAX_LISTED = 5
 _ARGS_SHOWN = 80  # characters of a call's arguments quoted in an issue
 
 
-def transcript_of(context: CheckContext | None) -> Transcript | None:
-    """The draft's transcript, or None for a text draft (or no context at all)."""
-    return context.transcript if context is not None else None
-
-
 def no_transcript() -> CheckResult:
     """What every trajectory checker says of a text draft."""
     return CheckResult(False, [NO_CALLS])
-
-
-def reads_transcript(fn: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
-    """Make ``fn(transcript, **options)`` a checker ``(text, **options)``: it fails on a
-    text draft with :data:`NO_CALLS` and is given the transcript otherwise. The checker
-    shows ``fn``'s signature (its options and ``context``), as gradeloop reads it."""
-
-    @functools.wraps(fn)
-    def checker(text: str, /, **options: Any) -> CheckResult:
-        transcript = transcript_of(options.get("context"))
-        if transcript is None:
-            return no_transcript()
-        return fn(transcript, **options)
-
-    return checker
 
 
 def _args_text(args: Mapping[str, Any]) -> str:

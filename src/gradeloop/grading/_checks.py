@@ -32,6 +32,10 @@ from ._context import CONTEXT_PARAM, CheckContext
 CheckerFn = Callable[..., Any]
 
 
+_NO_ISSUES: list[str] = []  # CheckResult's default: a fresh list is made in its place
+_setattr = object.__setattr__
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """What a checker says about one draft.
@@ -45,15 +49,31 @@ class CheckResult:
     issues: list[str] = field(default_factory=list)
     score: float | None = None
 
+    def __init__(
+        self, passed: bool, issues: list[str] = _NO_ISSUES, score: float | None = None
+    ) -> None:
+        # Written out rather than generated: every check of every draft builds one, and
+        # the dataclass's __init__ (a setattr a field, then __post_init__) is twice
+        # this. Same checks, same fields (a test compares the two); a subclass that is
+        # a dataclass gets the generated __init__, which calls __post_init__.
+        if passed.__class__ is not bool:
+            raise TypeError(f"CheckResult.passed must be a bool, not {type(passed).__name__}")
+        if score is not None:
+            _check_score(score)
+        _setattr(self, "__dict__", {
+            "passed": passed, "issues": [] if issues is _NO_ISSUES else issues, "score": score
+        })  # fmt: skip
+
     def __post_init__(self) -> None:
         if not isinstance(self.passed, bool):
             raise TypeError(f"CheckResult.passed must be a bool, not {type(self.passed).__name__}")
-        if self.score is not None and not (
-            isinstance(self.score, int | float)
-            and math.isfinite(self.score)
-            and 0 <= self.score <= 10
-        ):
-            raise ValueError(f"CheckResult.score must be a number from 0 to 10, not {self.score!r}")
+        if self.score is not None:
+            _check_score(self.score)
+
+
+def _check_score(score: object) -> None:
+    if not (isinstance(score, int | float) and math.isfinite(score) and 0 <= score <= 10):
+        raise ValueError(f"CheckResult.score must be a number from 0 to 10, not {score!r}")
 
 
 @dataclass(frozen=True)
@@ -264,16 +284,23 @@ def call_checker(
     context: CheckContext | None = None,
 ) -> CheckResult:
     """:func:`run_checker` without the span (what grading calls when tracing is off)."""
-    if info.wants_context:
-        options = {**options, CONTEXT_PARAM: context if context is not None else CheckContext()}
     try:
-        raw = info.fn(text, **options)
+        if not info.wants_context:
+            raw = info.fn(text, **options)
+        else:
+            ctx = context if context is not None else CheckContext()
+            if CONTEXT_PARAM in options:  # only a checker taking **kwargs can be given one
+                raw = info.fn(text, **{**options, CONTEXT_PARAM: ctx})
+            else:  # the usual case, without a merged copy of the options
+                raw = info.fn(text, **options, context=ctx)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
         telemetry.record_error(exc)
         return CheckerFailure(
             passed=False,
             issues=[f"checker {info.name!r} raised {type(exc).__name__}: {exc}"],
         )
+    if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
+        return raw  # the common case, settled without a call: its __init__ checked it
     if isinstance(raw, CheckResult):
         return _checked_result(info.name, raw)
     if isinstance(raw, bool):
@@ -290,7 +317,7 @@ def _checked_result(name: str, raw: CheckResult) -> CheckResult:
     """``raw`` if its fields hold what CheckResult promises; a subclass can skip its
     checks, and a non-bool ``passed`` would otherwise reach the verdict."""
     if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
-        return raw  # __post_init__ checked passed and score
+        return raw  # its __init__ checked passed and score
     kind = type(raw).__name__
     problem = None
     if not isinstance(raw.passed, bool):

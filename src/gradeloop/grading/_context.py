@@ -68,11 +68,25 @@ def make_context(
             ) from None
         assert reference_transcript is not None
         reference = reference_transcript.final_text
-    if metadata is not None and not isinstance(metadata, Mapping):
+    if metadata is None:
+        shown = _NO_METADATA  # read-only and empty: one serves every context
+    elif isinstance(metadata, Mapping):
+        shown = MappingProxyType(dict(metadata))
+    else:
         raise TypeError(f"metadata must be a mapping or None, not {type(metadata).__name__}")
-    return CheckContext(
-        task, reference, MappingProxyType(dict(metadata or {})), transcript, reference_transcript
-    )
+    # built as the dataclass would build it, without its field-by-field __init__ (one
+    # context per draft graded); a test compares the two
+    context = _new(CheckContext)
+    _setattr(context, "__dict__", {
+        "task": task, "reference": reference, "metadata": shown, "transcript": transcript,
+        "reference_transcript": reference_transcript,
+    })  # fmt: skip
+    return context
+
+
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
+_new = object.__new__
+_setattr = object.__setattr__
 
 
 def takes_context(fn: Callable[..., Any]) -> bool:

@@ -30,7 +30,7 @@ from ._shadow import (
 )
 from ._strict import WireError, strict_verdict
 from ._transcript import Draft, Transcript, draft_parts
-from ._verdict import Verdict, accepted
+from ._verdict import Verdict, accepted, built_verdict
 from ._watch import TimedOut, run_watched
 
 Source = Literal["code", "judge"]
@@ -254,31 +254,46 @@ def grade(
     fails; a judge failure is never turned into a pass.
     """
     tracer = telemetry.active_tracer()  # looked up once: the grade's and the checks' spans
-
-    def graded() -> Evaluation:
-        plan = start_plan(
-            draft,
-            rubric,
-            task=task,
-            judge=judge,
-            skip_judge=skip_judge,
-            registry=registry,
-            reference=reference,
-            metadata=metadata,
-            checker_timeout=checker_timeout,
-        )
-        # the code keys first; then the judge, about the rest
-        run_checks(plan, call_checker if tracer is None else run_checker)
-        if not plan.asked:
-            return finish_grade(plan, None)
-        with judge_calls() as calls:
-            answer = _ask_judge(judge, task, plan.judge_draft, plan.asked, plan.rubric)
-        return finish_grade(plan, answer, tuple(calls))
-
+    args = (draft, rubric, task, judge, skip_judge, registry, reference, metadata)
     if tracer is None:
-        return graded()
-    result: Evaluation = telemetry.grade_span(tracer, graded)
+        return _graded(*args, checker_timeout, call_checker)
+    result: Evaluation = telemetry.grade_span(
+        tracer, functools.partial(_graded, *args, checker_timeout, run_checker)
+    )
     return result
+
+
+def _graded(
+    draft: Draft,
+    rubric: Rubric | Mapping[str, Any],
+    task: str,
+    judge: Judge | None,
+    skip_judge: bool,
+    registry: Registry | None,
+    reference: Draft | None,
+    metadata: Mapping[str, Any] | None,
+    checker_timeout: float | None,
+    check: Callable[..., CheckResult],
+) -> Evaluation:
+    """:func:`grade`'s work, inside its span when spans are recorded."""
+    plan = start_plan(
+        draft,
+        rubric,
+        task=task,
+        judge=judge,
+        skip_judge=skip_judge,
+        registry=registry,
+        reference=reference,
+        metadata=metadata,
+        checker_timeout=checker_timeout,
+    )
+    # the code keys first; then the judge, about the rest
+    run_checks(plan, check)
+    if not plan.asked:
+        return finish_grade(plan, None)
+    with judge_calls() as calls:
+        answer = _ask_judge(judge, task, plan.judge_draft, plan.asked, plan.rubric)
+    return finish_grade(plan, answer, tuple(calls))
 
 
 @dataclass
@@ -592,6 +607,7 @@ def _from_check(
 
 
 _new = object.__new__
+_setattr = object.__setattr__
 
 
 def _code_result(
@@ -606,23 +622,26 @@ def _code_result(
     """``CriterionResult(key, weight, score, passed, "code", filled_by, issues, ...)``
     built without the frozen dataclass's field-by-field ``__init__`` (a third of a
     cheap check's bookkeeping); every field is set, and a test compares the two."""
+    fields = _CODE_FIELDS.copy()  # a copy and eight stores: cheaper than a new dict of 13
+    fields["key"] = key
+    fields["weight"] = weight
+    fields["score"] = score
+    fields["passed"] = passed
+    fields["filled_by"] = filled_by
+    fields["issues"] = issues
+    fields["feedback"] = "; ".join(issues) or None
+    fields["error"] = error
     result = _new(CriterionResult)
-    result.__dict__.update(
-        key=key,
-        weight=weight,
-        score=score,
-        passed=passed,
-        source="code",
-        filled_by=filled_by,
-        issues=issues,
-        feedback="; ".join(issues) or None,
-        checked=True,
-        agreement=None,
-        samples=(),
-        error=error,
-        judging=None,
-    )
+    _setattr(result, "__dict__", fields)
     return result
+
+
+# a code key's result, in field order: what every code key has, and places for the rest
+_CODE_FIELDS: dict[str, Any] = {
+    "key": "", "weight": 0.0, "score": 0.0, "passed": False, "source": "code", "filled_by": "",
+    "issues": (), "feedback": None, "checked": True, "agreement": None, "samples": (),
+    "error": None, "judging": None,
+}  # fmt: skip
 
 
 def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
@@ -700,18 +719,22 @@ def merge(
     found: list[CriterionResult] = []
     met: dict[str, bool] = {}
     feedback: dict[str, str] = {}
+    get = results.get
     for c in rubric:
-        r = results.get(c.key) or _unfilled(c)
+        r = get(c.key) or _unfilled(c)
         found.append(r)
-        met[r.key] = r.passed
+        key, passed, weight = r.key, r.passed, r.weight
+        met[key] = passed
         if r.feedback:
-            feedback[r.key] = r.feedback
-        checked = checked and r.checked
-        every_met = every_met and r.passed
-        total += r.weight
-        weighted += r.weight * r.score
+            feedback[key] = r.feedback
+        if not r.checked:
+            checked = False
+        if not passed:
+            every_met = False
+        total += weight
+        weighted += weight * r.score
         if r.issues:
-            own = [f"{r.key}: {i}" for i in r.issues]
+            own = [f"{key}: {i}" for i in r.issues]
             if r.source == "code" or not r.checked:
                 issues.extend(own)
             else:
@@ -741,26 +764,49 @@ def merge(
         )
     ordered = tuple(found)
     scored = rubric.scored_keys
-    merged = Verdict(
-        reasoning=verdict.reasoning if verdict is not None else "Every key was graded in code.",
-        criteria_met=met,
-        passed=bool(claim and every_met and not below),
-        issues=_dedupe(issues) if issues else [],
-        scores={r.key: r.score for r in ordered if r.key in scored} if scored else {},
-        feedback=feedback,
+    if shadows and output_id:
+        shadows = tuple(replace(x, output_id=output_id) for x in shadows)
+    merged = built_verdict(  # every value here is gradeloop's own, checked before
+        verdict.reasoning if verdict is not None else "Every key was graded in code.",
+        met,
+        bool(claim and every_met and not below),
+        _dedupe(issues) if issues else [],
+        {r.key: r.score for r in ordered if r.key in scored} if scored else {},
+        feedback,
     )
-    return Evaluation(
-        verdict=merged,
-        accepted=accepted(merged, rubric.keys),
-        criteria=ordered,
-        overall_score=score,
-        judge_called=verdict is not None if judge_called is None else judge_called,
-        output_id=output_id,
-        shadows=shadows
-        if not output_id
-        else tuple(replace(x, output_id=output_id) for x in shadows),
-        judge_calls=judge_calls,
+    return _evaluation(
+        merged,
+        accepted(merged, rubric.keys),
+        ordered,
+        score,
+        verdict is not None if judge_called is None else judge_called,
+        output_id,
+        shadows,
+        judge_calls,
     )
+
+
+def _evaluation(
+    verdict: Verdict,
+    accepted: bool,
+    criteria: tuple[CriterionResult, ...],
+    overall_score: float | None,
+    judge_called: bool,
+    output_id: str,
+    shadows: tuple[ShadowResult, ...],
+    judge_calls: tuple[Any, ...],
+) -> Evaluation:
+    """``Evaluation(verdict=..., ...)`` built as :func:`_code_result` builds a result,
+    without the frozen dataclass's field-by-field ``__init__`` (one per draft); every
+    field is set, and a test compares the two."""
+    evaluation = _new(Evaluation)
+    _setattr(evaluation, "__dict__", {
+        "verdict": verdict, "accepted": accepted, "criteria": criteria,
+        "overall_score": overall_score, "output_id": output_id,
+        "improvement_from_previous": None, "judge_called": judge_called, "shadows": shadows,
+        "judge_calls": judge_calls, "judge_error": None,
+    })  # fmt: skip
+    return evaluation
 
 
 def _unfilled(c: Criterion) -> CriterionResult:

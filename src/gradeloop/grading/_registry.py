@@ -275,7 +275,8 @@ class Registry:
 
     def info(self, name: str) -> CheckerInfo:
         """The registered checker ``name``, or an error listing what is registered."""
-        self.load()
+        if not self._ready:  # read for every key of every draft: no call when loaded
+            self.load()
         if name in self._conflicts:
             raise CheckerConflictError(name, self._conflicts[name])
         try:
@@ -358,6 +359,9 @@ _default_lock = threading.Lock()
 def default_registry() -> Registry:
     """The process-wide registry, created (not loaded) on first use."""
     global _default
+    registry = _default  # only ever replaced whole (or reset): reading it needs no lock
+    if registry is not None:
+        return registry
     with _default_lock:
         if _default is None:
             _default = Registry()

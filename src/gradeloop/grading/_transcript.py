@@ -54,7 +54,7 @@ class Transcript:
     trajectory checkers the tool calls, the judge :meth:`render`.
     """
 
-    __slots__ = ("_calls", "_final", "_json", "_rendered", "_results", "_turns")
+    __slots__ = ("_calls", "_final", "_json", "_rendered", "_results", "_steps", "_turns")
 
     def __init__(self, messages: Sequence[Mapping[str, Any]], *, source: str = "") -> None:
         if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
@@ -77,6 +77,7 @@ class Transcript:
         self._turns = tuple(turns)
         self._calls = tuple(c for t in turns for c in t.tool_calls)
         self._results = tuple(r for t in turns for r in t.tool_results)
+        self._steps = sum(1 for t in turns if t.role == "assistant")
         self._final = next(
             (t.text for t in reversed(turns) if t.role == "assistant" and t.text), ""
         )
@@ -146,7 +147,7 @@ class Transcript:
     @property
     def assistant_turns(self) -> int:
         """How many assistant messages there are (what ``step_count`` counts)."""
-        return sum(1 for t in self._turns if t.role == "assistant")
+        return self._steps
 
     def render(self, *, result_limit: int = RESULT_LIMIT) -> str:
         """The compact text the judge sees: one numbered line per message, its calls
@@ -201,6 +202,8 @@ def draft_parts(draft: Any, *, what: str = "draft") -> tuple[str, Transcript | N
     """``(the text text checkers read, the transcript or None)`` of a draft."""
     if isinstance(draft, str):
         return draft, None
+    if isinstance(draft, Transcript):  # read already (once per draft graded: no call)
+        return draft._final, draft
     transcript = as_transcript(draft, what=what)
     assert transcript is not None
     return transcript.final_text, transcript

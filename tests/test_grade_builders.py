@@ -1,0 +1,300 @@
+"""grade()'s per-draft objects built the fast way are the objects the slow way builds.
+
+Grading builds a CheckContext, a CheckResult per key, a Verdict and an Evaluation for
+every draft; each is built without its class's generic constructor (no re-validation,
+no field-by-field frozen ``__init__``). These tests hold each to what the generic
+constructor gives, field by field, and pin the call and gate changes that came with
+them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from gradeloop import CheckContext, CheckResult, Transcript, Verdict, accepted, grade
+from gradeloop.grading import _grade
+from gradeloop.grading._checks import CheckerFailure, call_checker
+from gradeloop.grading._context import make_context
+from gradeloop.grading._registry import Registry
+from gradeloop.grading._verdict import built_verdict
+
+keys = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+texts = st.text(max_size=20)
+
+
+# -- Verdict --------------------------------------------------------------------------
+
+
+@given(
+    reasoning=texts,
+    met=st.dictionaries(keys, st.booleans(), max_size=6),
+    passed=st.booleans(),
+    issues=st.lists(texts, max_size=4),
+    scores=st.dictionaries(keys, st.floats(allow_nan=False), max_size=4),
+    feedback=st.dictionaries(keys, texts, max_size=4),
+)
+def test_the_built_verdict_is_the_validated_one(
+    reasoning: str,
+    met: dict[str, bool],
+    passed: bool,
+    issues: list[str],
+    scores: dict[str, float],
+    feedback: dict[str, str],
+) -> None:
+    slow = Verdict(
+        reasoning=reasoning,
+        criteria_met=met,
+        passed=passed,
+        issues=issues,
+        scores=scores,
+        feedback=feedback,
+    )
+    fast = built_verdict(reasoning, dict(met), passed, list(issues), dict(scores), dict(feedback))
+    assert fast == slow and repr(fast) == repr(slow)
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.model_dump_json() == slow.model_dump_json()
+    # every slot pydantic keeps on an instance is set, as the validated one sets it
+    for slot in BaseModel.__slots__:
+        assert getattr(fast, slot) == getattr(slow, slot), slot
+    # and it goes on behaving as one: assignment, copies
+    fast.passed = not passed
+    slow.passed = not passed
+    assert fast == slow and fast.model_copy() == slow.model_copy()
+
+
+def test_the_built_verdict_owns_fresh_field_sets() -> None:
+    a = built_verdict("r", {}, True, [], {}, {})
+    b = built_verdict("r", {}, True, [], {}, {})
+    assert a.__pydantic_fields_set__ is not b.__pydantic_fields_set__
+    assert a.__pydantic_fields_set__ == set(Verdict.model_fields)
+
+
+# -- Evaluation -------------------------------------------------------------------------
+
+
+def test_the_built_evaluation_is_the_dataclass() -> None:
+    verdict = built_verdict("r", {"k": True}, True, [], {}, {})
+    criteria = (_grade._code_result("k", 1.0, 10.0, True, "contains", (), None),)
+    args = (verdict, True, criteria, 10.0, False, "out-1", (), ("call",))
+    fast = _grade._evaluation(*args)
+    slow = _grade.Evaluation(
+        verdict=verdict,
+        accepted=True,
+        criteria=criteria,
+        overall_score=10.0,
+        judge_called=False,
+        output_id="out-1",
+        shadows=(),
+        judge_calls=("call",),
+    )
+    assert fast == slow and repr(fast) == repr(slow)
+    # every field is set (a field added to Evaluation must be added there too)
+    assert list(vars(fast)) == [f.name for f in dataclasses.fields(_grade.Evaluation)]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.accepted = False  # type: ignore[misc]
+
+
+def test_a_graded_evaluation_is_what_the_dataclass_would_hold() -> None:
+    rubric = {"criteria": [
+        {"key": "short", "description": "d", "checker": "length", "options": {"max_words": 3}},
+        {"key": "hi", "description": "d", "checker": "contains", "options": {"values": ["hi"]}},
+    ]}  # fmt: skip
+    ev = grade("hi there, a long greeting", rubric)
+    rebuilt = _grade.Evaluation(**{f.name: getattr(ev, f.name) for f in dataclasses.fields(ev)})
+    assert ev == rebuilt and ev.to_json() == rebuilt.to_json()
+    assert ev.verdict == Verdict.model_validate(ev.verdict.model_dump())
+    assert ev.accepted is False and ev.failed_keys == ("short",)
+
+
+# -- CheckContext -------------------------------------------------------------------------
+
+CALLS = [
+    {"role": "user", "content": "refund A1"},
+    {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "refund", "input": {"order": "A1"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+    {"role": "assistant", "content": "Refunded."},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("metadata", [None, {}, {"product": "X", "n": [1, 2]}])
+@pytest.mark.parametrize("reference", [None, "the answer", CALLS])
+def test_make_context_is_the_dataclass(metadata: dict[str, Any] | None, reference: Any) -> None:
+    transcript = Transcript.from_messages(CALLS)
+    fast = make_context("task", reference, metadata, transcript)
+    ref_t = None if reference is None or isinstance(reference, str) else Transcript(reference)
+    slow = CheckContext(
+        "task",
+        "Refunded." if ref_t is not None else reference,
+        MappingProxyType(dict(metadata or {})),
+        transcript,
+        ref_t,
+    )
+    assert fast == slow and repr(fast) == repr(slow)
+    assert list(vars(fast)) == [f.name for f in dataclasses.fields(CheckContext)]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.task = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        fast.metadata["product"] = "Y"  # type: ignore[index]
+
+
+def test_contexts_without_metadata_share_nothing_a_checker_can_change() -> None:
+    a, b = make_context(), make_context()
+    assert a.metadata == b.metadata == {}
+    with pytest.raises(TypeError):
+        a.metadata["x"] = 1  # type: ignore[index]
+    assert b.metadata == {}
+
+
+# -- CheckResult ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GeneratedResult:
+    """CheckResult as the dataclass generated it before it had its own __init__."""
+
+    passed: bool
+    issues: list[str] = field(default_factory=list)
+    score: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.passed, bool):
+            raise TypeError(f"CheckResult.passed must be a bool, not {type(self.passed).__name__}")
+        if self.score is not None and not (
+            isinstance(self.score, int | float)
+            and math.isfinite(self.score)
+            and 0 <= self.score <= 10
+        ):
+            raise ValueError(f"CheckResult.score must be a number from 0 to 10, not {self.score!r}")
+
+
+def _outcome(cls: type, *args: Any, **kwargs: Any) -> Any:
+    try:
+        made = cls(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return made.passed, made.issues, made.score
+
+
+ANYTHING = st.one_of(
+    st.booleans(),
+    st.none(),
+    st.integers(-3, 13),
+    st.floats(),
+    st.text(max_size=3),
+    st.lists(st.text(max_size=3), max_size=2),
+)
+
+
+@given(passed=ANYTHING, issues=st.one_of(st.just("omit"), ANYTHING), score=ANYTHING)
+def test_check_results_init_checks_what_the_generated_one_did(
+    passed: Any, issues: Any, score: Any
+) -> None:
+    kwargs = {"passed": passed, "score": score} | ({} if issues == "omit" else {"issues": issues})
+    # the same fields, or the same exception with the same message
+    assert _outcome(CheckResult, **kwargs) == _outcome(GeneratedResult, **kwargs)
+
+
+def test_a_check_result_is_still_a_dataclass() -> None:
+    a, b = CheckResult(True), CheckResult(True)
+    a.issues.append("mine")
+    assert b.issues == [] and CheckResult(False).issues == []  # no shared default list
+    assert [f.name for f in dataclasses.fields(CheckResult)] == ["passed", "issues", "score"]
+    assert dataclasses.replace(a, score=4.0) == CheckResult(True, ["mine"], 4.0)
+    assert CheckResult(passed=False, issues=["x"], score=2) == CheckResult(False, ["x"], 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.passed = False  # type: ignore[misc]
+    assert vars(CheckResult(True)) == {"passed": True, "issues": [], "score": None}
+
+
+def test_a_dataclass_subclass_still_checks_its_fields() -> None:
+    @dataclass(frozen=True)
+    class Noted(CheckResult):
+        note: str = ""
+
+    assert Noted(True, [], None, "n").note == "n"
+    with pytest.raises(TypeError, match="must be a bool"):
+        Noted(1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="from 0 to 10"):
+        Noted(True, [], 11.0)
+    with pytest.raises(TypeError, match="must be a bool"):
+        CheckerFailure(passed="no")  # type: ignore[arg-type]
+
+
+# -- call_checker -----------------------------------------------------------------------
+
+
+def test_a_kwargs_checker_given_a_context_option_gets_the_real_context() -> None:
+    seen: dict[str, Any] = {}
+
+    def loose(text: str, *, context: CheckContext | None = None, **options: Any) -> bool:
+        seen["context"], seen["options"] = context, options
+        return True
+
+    reg = Registry(autoload=False)
+    reg.add("loose", loose)
+    info = reg.info("loose")
+    context = make_context("task")
+    result = call_checker(info, "draft", {"context": "from the rubric", "n": 1}, context)
+    assert result == CheckResult(True)
+    assert seen == {"context": context, "options": {"n": 1}}
+    # and without such an option, the context is passed beside the options
+    call_checker(info, "draft", {"n": 2}, None)
+    assert seen["context"] == CheckContext() and seen["options"] == {"n": 2}
+
+
+# -- accepted ---------------------------------------------------------------------------
+
+
+def _accepted_as_written_before(verdict: Verdict, keys: list[str]) -> bool:
+    met = verdict.criteria_met
+    return bool(
+        verdict.passed is True
+        and all(key in met for key in keys)
+        and all(value is True for value in met.values())
+    )
+
+
+@given(
+    met=st.dictionaries(keys, st.booleans(), max_size=6),
+    asked=st.lists(keys, max_size=6),
+    passed=st.booleans(),
+    as_generator=st.booleans(),
+)
+def test_the_gate_answers_as_before(
+    met: dict[str, bool], asked: list[str], passed: bool, as_generator: bool
+) -> None:
+    verdict = Verdict(reasoning="r", criteria_met=met, passed=passed, issues=[])
+    want = _accepted_as_written_before(verdict, asked)
+    given_keys = (k for k in asked) if as_generator else asked
+    assert accepted(verdict, given_keys) is want
+    # every key asked and met, with passed True: the only way through
+    assert accepted(verdict, list(met)) is (passed and all(met.values()))
+
+
+def test_the_gate_refuses_truthy_values_that_are_not_true() -> None:
+    verdict = built_verdict("r", {"k": 1}, True, [], {}, {})  # type: ignore[dict-item]
+    assert accepted(verdict, ["k"]) is False
+
+
+def test_shadows_are_kept_and_carry_the_output_id_when_one_is_given() -> None:
+    from gradeloop import grade_many
+
+    rubric = {"criteria": [{
+        "key": "hi", "description": "d", "checker": "contains", "options": {"values": ["hi"]},
+        "shadow": "regex", "shadow_options": {"pattern": "h."},
+    }]}  # fmt: skip
+    [alone] = grade("hi", rubric).shadows
+    assert alone.key == "hi" and alone.output_id == ""
+    batch = grade_many(["hi", "ho"], rubric, skip_judge=True)
+    assert [[s.output_id for s in e.shadows] for e in batch] == [[e.output_id] for e in batch]
+    assert all(e.output_id for e in batch)
