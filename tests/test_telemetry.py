@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -258,3 +259,54 @@ def test_an_openai_compatible_call_names_its_provider(
     assert call.name == "chat qwen3"
     assert attrs["gen_ai.system"] == attrs["gen_ai.provider.name"] == "openai"
     assert attrs["gen_ai.usage.output_tokens"] == generator.calls[0].usage.output_tokens > 0
+
+
+_GLOBAL_LATER = """
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from gradeloop import grade, telemetry
+rubric = {RUBRIC!r}
+grade("hello", rubric, skip_judge=True)  # no provider yet: nothing recorded, and remembered
+assert telemetry.active_tracer() is None
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)  # set in code after gradeloop first graded
+grade("hello", rubric, skip_judge=True)
+print(sorted({{s.name for s in exporter.get_finished_spans()}}))
+"""
+
+
+def test_a_global_provider_set_after_the_first_grade_is_seen() -> None:
+    # gradeloop skips OpenTelemetry's per-call environment read, never a provider set later
+    code = textwrap.dedent(_GLOBAL_LATER.format(RUBRIC=RUBRIC))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['gradeloop.check', 'gradeloop.grade']"
+
+
+_FROM_ENV = """
+from gradeloop import grade, telemetry
+grade("hello", {RUBRIC!r}, skip_judge=True)
+print(type(telemetry.active_tracer()).__module__)
+"""
+
+
+@pytest.mark.parametrize(
+    ("named", "expected"),
+    [("sdk_tracer_provider", "opentelemetry.sdk.trace"), (None, "builtins")],
+)
+def test_a_provider_named_in_the_environment_is_used(named: str | None, expected: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_PYTHON_TRACER_PROVIDER"}
+    if named is not None:
+        env["OTEL_PYTHON_TRACER_PROVIDER"] = named
+    code = textwrap.dedent(_FROM_ENV.format(RUBRIC=RUBRIC))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == expected  # a tracer of the SDK's, or None (builtins)
