@@ -115,6 +115,71 @@ def test_a_graded_evaluation_is_what_the_dataclass_would_hold() -> None:
     assert ev.accepted is False and ev.failed_keys == ("short",)
 
 
+# -- a code key met with nothing to say ---------------------------------------------------
+
+SHARED_RUBRIC = {"criteria": [
+    {"key": "hi", "description": "says hi", "checker": "contains", "options": {"values": ["hi"]},
+     "weight": 2.0},
+    {"key": "sc", "description": "d", "checker": "length", "options": {"max_words": 3},
+     "scale": "score", "threshold": 7},
+]}  # fmt: skip
+
+
+def test_a_met_key_shares_one_result_equal_to_a_fresh_one() -> None:
+    from gradeloop import Rubric
+
+    rubric = Rubric.from_dict(SHARED_RUBRIC)
+    first, second = grade("hi", rubric), grade("oh hi", rubric)
+    for key in ("hi", "sc"):
+        shared = first[key]
+        assert second[key] is shared  # built once per rubric and key
+        fresh = _grade.CriterionResult(
+            key, rubric[key].weight, 10.0, True, "code", rubric[key].checker or "", ()
+        )
+        assert shared == fresh and repr(shared) == repr(fresh)
+        assert vars(shared) == vars(fresh)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            shared.passed = False  # type: ignore[misc]
+    # a draft that fails the key gets its own result, with its issue
+    failed = grade("hello there", rubric)["hi"]
+    assert failed.passed is False and failed.issues and failed is not first["hi"]
+    assert grade("hi", rubric)["hi"] is first["hi"]  # and the shared one is unchanged
+
+
+def test_each_rubric_keeps_its_own_met_results() -> None:
+    # the same key in another rubric, with another weight: never the first one's result
+    other = {"criteria": [dict(SHARED_RUBRIC["criteria"][0], weight=5.0)]}
+    a, b = grade("hi", SHARED_RUBRIC), grade("hi", other)
+    assert a["hi"].weight == 2.0 and b["hi"].weight == 5.0
+
+
+def test_a_met_result_names_the_checker_that_filled_it() -> None:
+    from gradeloop import Rubric
+
+    rubric = Rubric.from_dict(SHARED_RUBRIC)
+    grade("hi", rubric)
+    rubric._met["hi"] = dataclasses.replace(rubric._met["hi"], filled_by="another")
+    assert grade("hi", rubric)["hi"].filled_by == "contains"  # rebuilt, not trusted
+
+
+def test_a_met_key_with_its_own_score_is_not_shared() -> None:
+    from gradeloop import Rubric
+
+    def scored(text: str) -> CheckResult:
+        return CheckResult(True, [], float(len(text) % 3 + 8))
+
+    reg = Registry(autoload=False)
+    reg.add("scored", scored)
+    rubric = Rubric.from_dict({"criteria": [
+        {"key": "s", "description": "d", "checker": "scored", "scale": "score", "threshold": 7},
+        {"key": "p", "description": "d", "checker": "scored"},  # pass/fail: the score is 10
+    ]}, registry=reg)  # fmt: skip
+    graded = [grade(t, rubric, registry=reg) for t in ("a", "ab", "abc")]
+    assert [e["s"].score for e in graded] == [9.0, 10.0, 8.0]
+    assert [e["p"].score for e in graded] == [10.0, 10.0, 10.0]
+    assert graded[0]["p"] is graded[2]["p"]
+
+
 # -- CheckContext -------------------------------------------------------------------------
 
 CALLS = [

@@ -369,6 +369,7 @@ def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None)
     if check is None:
         check = run_checker if telemetry.tracing() else call_checker
     reg, draft, context, results = plan.registry, plan.draft, plan.context, plan.results
+    kept = plan.rubric._met
     watched: list[tuple[Criterion, CheckerInfo]] = []
     for c in code:
         assert c.checker is not None
@@ -380,11 +381,13 @@ def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None)
             )
             continue
         if info.bounded:
-            results[c.key] = _from_check(c, info, draft, context, check)
+            results[c.key] = _from_check(c, info, draft, context, check, kept)
         else:
             watched.append((c, info))
     if watched:
-        calls = [functools.partial(_from_check, c, i, draft, context, check) for c, i in watched]
+        calls = [
+            functools.partial(_from_check, c, i, draft, context, check, kept) for c, i in watched
+        ]
         done = run_watched(calls, plan.checker_timeout)
         for (c, info), result in zip(watched, done, strict=True):
             results[c.key] = _timed_out(c, info, result) if isinstance(result, TimedOut) else result
@@ -590,9 +593,12 @@ def _from_check(
     draft: str,
     context: CheckContext | None,
     check: Callable[..., CheckResult],
+    kept: dict[str, Any],
 ) -> CriterionResult:
     result = check(info, draft, c.options, context)
     passed = result.passed
+    if passed and not result.issues and (c.scale != "score" or result.score is None):
+        return _met_result(c, info.name, kept)  # the usual case: one shared result
     if c.scale == "score":
         score = result.score if result.score is not None else (10.0 if passed else 0.0)
         met = passed and score >= c.pass_threshold
@@ -608,6 +614,19 @@ def _from_check(
 
 _new = object.__new__
 _setattr = object.__setattr__
+
+
+def _met_result(c: Criterion, filled_by: str, kept: dict[str, Any]) -> CriterionResult:
+    """A code key met with nothing to say: one shared result for every such draft.
+
+    It depends on the criterion and the checker's name alone, and a CriterionResult
+    is frozen, so the rubric keeps the one it built (``kept``: per key; equal to a
+    fresh one, field for field, which a test holds). Grading many drafts then builds
+    results only for the keys with something to say."""
+    met: CriterionResult | None = kept.get(c.key)
+    if met is None or met.filled_by != filled_by:
+        met = kept[c.key] = _code_result(c.key, c.weight, 10.0, True, filled_by, (), None)
+    return met
 
 
 def _code_result(
