@@ -363,3 +363,143 @@ def test_shadows_are_kept_and_carry_the_output_id_when_one_is_given() -> None:
     batch = grade_many(["hi", "ho"], rubric, skip_judge=True)
     assert [[s.output_id for s in e.shadows] for e in batch] == [[e.output_id] for e in batch]
     assert all(e.output_id for e in batch)
+
+
+# -- a draft that met every key: the kept evaluation, handed out again ------------------
+
+ALL_MET_TEXT = "hi there"
+
+
+@st.composite
+def code_rubrics(draw: st.DrawFn) -> dict[str, Any]:
+    """Code-only rubrics whose keys all pass on ALL_MET_TEXT (weights, scales, pass_score)."""
+    n = draw(st.integers(1, 5))
+    criteria = []
+    for i in range(n):
+        c: dict[str, Any] = {
+            "key": f"k{i}",
+            "description": "d",
+            "checker": draw(st.sampled_from(["contains", "length"])),
+            "weight": draw(st.sampled_from([0.1, 0.2, 0.3, 1.0, 2.5, 7.0])),
+        }
+        c["options"] = {"values": ["hi"]} if c["checker"] == "contains" else {"max_words": 9}
+        if draw(st.booleans()):
+            c["scale"], c["threshold"] = "score", draw(st.sampled_from([1, 7, 10]))
+        criteria.append(c)
+    rubric: dict[str, Any] = {"criteria": criteria}
+    pass_score = draw(st.none() | st.sampled_from([0, 9.5, 10]))
+    if pass_score is not None:
+        rubric["pass_score"] = pass_score
+    return rubric
+
+
+def _eager(ev: _grade.Evaluation) -> tuple[Any, ...]:
+    return tuple(getattr(ev, f.name) for f in dataclasses.fields(ev))
+
+
+@given(data=code_rubrics(), output_id=st.sampled_from(["", "out-7"]))
+def test_the_kept_evaluation_is_what_merge_makes(data: dict[str, Any], output_id: str) -> None:
+    from gradeloop import Rubric
+
+    rubric = Rubric.from_dict(data)
+    first = grade(ALL_MET_TEXT, rubric)
+    assert rubric._all_met is not None  # kept from the first such draft
+    plan = _grade.start_plan(
+        ALL_MET_TEXT, rubric, task="", judge=None, skip_judge=False, registry=None
+    )
+    _grade.run_checks(plan)
+    again = _grade.finish_grade(plan, None, ("call",), output_id=output_id)
+    made = _grade.merge(rubric, plan.results, None, judge_called=False, judge_calls=("call",),
+                        output_id=output_id)  # fmt: skip
+    assert "_verdict_from" in vars(again)  # handed out, not merged again
+    assert again == made and repr(again) == repr(made) and again.to_json() == made.to_json()
+    assert _eager(again) == _eager(made)
+    assert vars(again.verdict) == vars(made.verdict)
+    assert again.verdict.model_fields_set == made.verdict.model_fields_set
+    assert first == dataclasses.replace(made, output_id="", judge_calls=())
+
+
+def test_a_kept_evaluations_verdict_is_its_own() -> None:
+    rubric = _kept_rubric()
+    a, b = grade(ALL_MET_TEXT, rubric), grade(ALL_MET_TEXT, rubric)
+    a.verdict.issues.append("mine")
+    a.verdict.criteria_met["extra"] = False
+    a.verdict.scores["x"] = 1.0
+    a.verdict.feedback["x"] = "y"
+    assert b.verdict.issues == [] and "extra" not in b.verdict.criteria_met
+    assert b.verdict.scores == {} and b.verdict.feedback == {}
+    c = grade(ALL_MET_TEXT, rubric)
+    assert c.verdict == b.verdict and c.verdict is not b.verdict
+    assert a.verdict is a.verdict  # made once, then the instance's own
+
+
+def test_a_kept_evaluation_copies_pickles_and_replaces_as_an_eager_one() -> None:
+    import copy
+    import pickle
+
+    rubric = _kept_rubric()
+    eager = grade(ALL_MET_TEXT, _kept_rubric(warm=False))
+    assert "_verdict_from" not in vars(eager)
+    for make in (
+        lambda ev: pickle.loads(pickle.dumps(ev)),
+        copy.copy,
+        copy.deepcopy,
+        lambda ev: dataclasses.replace(ev, output_id=""),
+    ):
+        ev = make(grade(ALL_MET_TEXT, rubric))
+        assert "_verdict_from" not in vars(ev)
+        assert set(vars(ev)) == {f.name for f in dataclasses.fields(ev)}
+        assert ev == eager
+    assert dataclasses.asdict(grade(ALL_MET_TEXT, rubric)) == dataclasses.asdict(eager)
+
+
+def test_threads_reading_a_kept_evaluations_verdict_at_once_get_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+    import time
+
+    rubric = _kept_rubric()
+    make = _grade.EveryKeyMet.verdict
+
+    def slowly(self: _grade.EveryKeyMet) -> Verdict:
+        time.sleep(0.05)  # every reader is inside at once
+        return make(self)
+
+    monkeypatch.setattr(_grade.EveryKeyMet, "verdict", slowly)
+    ev = grade(ALL_MET_TEXT, rubric)
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(ev.verdict)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(v is ev.verdict for v in seen)
+
+
+def test_a_draft_that_fails_a_key_is_merged_not_handed_out() -> None:
+    rubric = _kept_rubric()
+    failed = grade("hello, a greeting with far too many words in it", rubric)
+    assert "_verdict_from" not in vars(failed) and failed.accepted is False
+    assert set(failed.failed_keys) == {"hi", "short"}
+    assert grade(ALL_MET_TEXT, rubric).accepted is True
+
+
+def test_the_kept_evaluation_is_made_only_from_a_draft_that_met_every_key() -> None:
+    rubric = _kept_rubric(warm=False)
+    grade("no greeting", rubric)
+    assert rubric._all_met is None
+    grade(ALL_MET_TEXT, rubric)
+    assert rubric._all_met is not None
+
+
+def _kept_rubric(*, warm: bool = True) -> Any:
+    from gradeloop import Rubric
+
+    rubric = Rubric.from_dict({"criteria": [
+        {"key": "hi", "description": "d", "checker": "contains", "options": {"values": ["hi"]}},
+        {"key": "short", "description": "d", "checker": "length", "options": {"max_words": 5}},
+    ]})  # fmt: skip
+    if warm:
+        grade(ALL_MET_TEXT, rubric)
+    return rubric

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from gradeloop import CheckResult, Rubric, RubricError, checker, get_checker, hookimpl
+from gradeloop import CheckResult, Rubric, RubricError, checker, get_checker, grade, hookimpl
 from gradeloop.errors import CheckerConflictError, UnknownCheckerError
 from gradeloop.grading._checks import options_model_for, run_checker
-from gradeloop.grading._registry import Registry, unregister_checker
+from gradeloop.grading._registry import Registry, default_registry, unregister_checker
 from tests.plugin_dists import CLASHES, GOOD, IMPORT_FAILS, REGISTER_FAILS, make_dist
 
 
@@ -226,3 +226,92 @@ def test_a_checker_that_cannot_be_weakly_referenced_gets_a_model_each_time() -> 
     assert reg.info("slotted").validate_options({"limit": 2}) == {"limit": 2}
     with pytest.raises(ValueError, match="unknown option 'limt'"):
         reg.info("slotted").validate_options({"limt": 2})
+
+
+# -- grading looks each rubric's checkers up once, and again after a change -------------
+
+
+def _one_key(reg: Registry, name: str) -> Rubric:
+    return Rubric.from_dict(
+        {"criteria": [{"key": "k", "description": "d", "checker": name}]}, registry=reg
+    )
+
+
+def test_every_change_to_the_checkers_moves_the_version() -> None:
+    reg = Registry(autoload=False)
+    seen = [reg.version]
+
+    def first(text: str) -> bool:
+        return True
+
+    reg.add("first", first)
+    seen.append(reg.version)
+    reg.add("first", first)  # the same function again: no change
+    assert reg.version == seen[-1]
+    exec_globals: dict[str, object] = {"__name__": first.__module__}
+    exec("def first(text):\n    return False\n", exec_globals)
+    again = exec_globals["first"]
+    again.__qualname__ = first.__qualname__  # type: ignore[attr-defined]
+    reg.add("first", again)  # type: ignore[arg-type]  # a module run again: replaced
+    seen.append(reg.version)
+    reg._add("first", first, "another-plugin", None, None)  # a second owner: a conflict
+    seen.append(reg.version)
+    assert seen == sorted(set(seen)), seen  # each change moved it on
+
+
+def test_a_checker_replaced_after_grading_is_the_one_used_next() -> None:
+    reg = Registry(autoload=False)
+
+    def check(text: str) -> bool:
+        return True
+
+    reg.add("flip", check)
+    rubric = _one_key(reg, "flip")
+    assert grade("x", rubric, registry=reg).accepted is True
+    exec_globals: dict[str, object] = {"__name__": check.__module__}
+    exec("def check(text):\n    return False\n", exec_globals)
+    replaced = exec_globals["check"]
+    replaced.__qualname__ = check.__qualname__  # type: ignore[attr-defined]
+    reg.add("flip", replaced)  # type: ignore[arg-type]
+    assert grade("x", rubric, registry=reg).accepted is False
+
+
+def test_a_conflict_arising_after_grading_fails_the_key() -> None:
+    reg = Registry(autoload=False)
+
+    def mine(text: str) -> bool:
+        return True
+
+    reg.add("mine", mine)
+    rubric = _one_key(reg, "mine")
+    assert grade("x", rubric, registry=reg).accepted is True
+    reg._add("mine", lambda text: True, "late-plugin", None, None)
+    ev = grade("x", rubric, registry=reg)
+    assert ev.accepted is False and ev["k"].status == "error"
+    assert "late-plugin" in (ev["k"].error or "")
+
+
+def test_an_unregistered_checker_fails_the_key_after_grading() -> None:
+    @checker("goes_away")
+    def goes_away(text: str) -> bool:
+        return True
+
+    try:
+        rubric = _one_key(default_registry(), "goes_away")
+        assert grade("x", rubric).accepted is True
+    finally:
+        unregister_checker("goes_away")
+    ev = grade("x", rubric)
+    assert ev.accepted is False and ev["k"].status == "error"
+
+
+def test_a_rubric_graded_with_two_registries_uses_each_ones_checker() -> None:
+    yes, no = Registry(autoload=False), Registry(autoload=False)
+    yes.add("same", lambda text: True)
+    no.add("same", lambda text: False)
+    rubric = _one_key(yes, "same")
+    assert [grade("x", rubric, registry=r).accepted for r in (yes, no, yes)] == [
+        True,
+        False,
+        True,
+    ]

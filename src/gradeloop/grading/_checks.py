@@ -294,13 +294,23 @@ def call_checker(
             else:  # the usual case, without a merged copy of the options
                 raw = info.fn(text, **options, context=ctx)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
-        telemetry.record_error(exc)
-        return CheckerFailure(
-            passed=False,
-            issues=[f"checker {info.name!r} raised {type(exc).__name__}: {exc}"],
-        )
+        return checker_raised(info, exc)
     if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
         return raw  # the common case, settled without a call: its __init__ checked it
+    return settled(info, raw)
+
+
+def checker_raised(info: CheckerInfo, exc: Exception) -> CheckResult:
+    """What a checker that raised ``exc`` yields: a failed result that says so."""
+    telemetry.record_error(exc)
+    return CheckerFailure(
+        passed=False, issues=[f"checker {info.name!r} raised {type(exc).__name__}: {exc}"]
+    )
+
+
+def settled(info: CheckerInfo, raw: object) -> CheckResult:
+    """What a checker returned (``raw``), held to what a result must be: a
+    ``CheckResult`` whose fields are sound, or a bool; anything else is a failure."""
     if isinstance(raw, CheckResult):
         return _checked_result(info.name, raw)
     if isinstance(raw, bool):

@@ -12,9 +12,17 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._calls import judge_calls
-from ._checks import CheckerFailure, CheckerInfo, CheckResult, call_checker, run_checker
-from ._context import CheckContext, make_context
-from ._files import warn_if_large
+from ._checks import (
+    CheckerFailure,
+    CheckerInfo,
+    CheckResult,
+    call_checker,
+    checker_raised,
+    run_checker,
+    settled,
+)
+from ._context import CONTEXT_PARAM, CheckContext, make_context
+from ._files import DRAFT_WARN_CHARS, warn_if_large
 from ._registry import Registry, default_registry
 from ._rubric import DEFAULT_CHECKER_TIMEOUT, Criterion, Rubric, checker_timeout_problem
 from ._samples import SampledVerdict
@@ -276,6 +284,17 @@ def _graded(
     check: Callable[..., CheckResult],
 ) -> Evaluation:
     """:func:`grade`'s work, inside its span when spans are recorded."""
+    if not isinstance(rubric, Rubric):
+        rubric = Rubric.from_dict(rubric, registry=registry)
+    if not rubric.judge_criteria and not rubric.shadowed:  # code keys alone: no judge to ask
+        timeout = _timeout(rubric, checker_timeout)
+        text, transcript = draft_parts(draft)  # a text draft is itself: nothing is read
+        if len(text) > DRAFT_WARN_CHARS:
+            warn_if_large(text)
+        context = make_context(task, reference, metadata, transcript)
+        reg = registry or default_registry()
+        results = check_keys(rubric, reg, text, context, check, timeout, {})
+        return code_evaluation(rubric, results)
     plan = start_plan(
         draft,
         rubric,
@@ -337,12 +356,7 @@ def start_plan(
     alone, so an async grader can send the request while the checkers run."""
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
-    if checker_timeout is None:
-        checker_timeout = rubric.checker_timeout
-    else:
-        problem = checker_timeout_problem(checker_timeout)
-        if problem is not None:
-            raise ValueError(problem)
+    checker_timeout = _timeout(rubric, checker_timeout)
     reg = registry or default_registry()
     judge_criteria = rubric.judge_criteria
     if judge_criteria and judge is None and not skip_judge:
@@ -356,6 +370,16 @@ def start_plan(
     )
 
 
+def _timeout(rubric: Rubric, checker_timeout: float | None) -> float:
+    """The checker time limit: the one given (checked), else the rubric's."""
+    if checker_timeout is None:
+        return rubric.checker_timeout
+    problem = checker_timeout_problem(checker_timeout)
+    if problem is not None:
+        raise ValueError(problem)
+    return float(checker_timeout)
+
+
 def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None) -> GradePlan:
     """Run the code-filled keys' checkers into ``plan.results``; ``plan`` back.
 
@@ -363,35 +387,93 @@ def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None)
     runs in a watched worker thread (:mod:`._watch`), where one still running after
     ``plan.checker_timeout`` is an error and the rest run on. ``check`` calls one
     checker (by default with a span when spans are recorded)."""
-    code = plan.rubric.code_criteria
-    if not code:
-        return plan
-    if check is None:
-        check = run_checker if telemetry.tracing() else call_checker
-    reg, draft, context, results = plan.registry, plan.draft, plan.context, plan.results
-    kept = plan.rubric._met
-    watched: list[tuple[Criterion, CheckerInfo]] = []
-    for c in code:
+    if plan.rubric.code_criteria:
+        if check is None:
+            check = run_checker if telemetry.tracing() else call_checker
+        check_keys(
+            plan.rubric,
+            plan.registry,
+            plan.draft,
+            plan.context,
+            check,
+            plan.checker_timeout,
+            plan.results,
+        )
+    return plan
+
+
+def _resolved(rubric: Rubric, reg: Registry) -> tuple[tuple[Criterion, CheckerInfo | str], ...]:
+    """Each code key's checker in ``reg`` (or why it has none), looked up once per
+    rubric and registry, and again only after the registry changed."""
+    kept = rubric._resolved
+    if kept is not None and kept[0] is reg and kept[1] == reg.version:
+        found: tuple[tuple[Criterion, CheckerInfo | str], ...] = kept[2]
+        return found
+    version = reg.version  # read first: a change made while looking up is seen next time
+    pairs: list[tuple[Criterion, CheckerInfo | str]] = []
+    for c in rubric.code_criteria:
         assert c.checker is not None
         try:
-            info = reg.info(c.checker)
-        except GradeloopError as exc:  # registry changed since the rubric loaded
+            pairs.append((c, reg.info(c.checker)))
+        except GradeloopError as exc:  # the registry changed since the rubric loaded
+            pairs.append((c, str(exc)))
+    found = tuple(pairs)
+    rubric._resolved = (reg, version, found)
+    return found
+
+
+def check_keys(
+    rubric: Rubric,
+    reg: Registry,
+    draft: str,
+    context: CheckContext,
+    check: Callable[..., CheckResult],
+    timeout: float,
+    results: dict[str, CriterionResult],
+) -> dict[str, CriterionResult]:
+    """Run ``rubric``'s code keys' checkers on ``draft`` into ``results`` (returned).
+
+    This runs for every key of every draft, so the usual case is written out: a
+    checker of gradeloop's own, called as :func:`call_checker` calls it, met with
+    nothing to say, is answered with the key's shared result (:func:`_met_result`)."""
+    kept = rubric._met
+    inline = check is call_checker
+    watched: list[tuple[Criterion, CheckerInfo]] = []
+    for c, info in _resolved(rubric, reg):
+        if isinstance(info, str):
             results[c.key] = CriterionResult(
-                c.key, c.weight, 0.0, False, "code", c.checker, (str(exc),), error=str(exc)
+                c.key, c.weight, 0.0, False, "code", c.checker or "", (info,), error=info
             )
             continue
-        if info.bounded:
-            results[c.key] = _from_check(c, info, draft, context, check, kept)
-        else:
+        if not info.bounded:
             watched.append((c, info))
+            continue
+        options = c.options
+        if inline and info.wants_context and CONTEXT_PARAM not in options:
+            try:
+                raw = info.fn(draft, **options, context=context)
+            except Exception as exc:
+                result = checker_raised(info, exc)
+            else:
+                if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
+                    result = raw
+                else:
+                    result = settled(info, raw)
+        else:
+            result = check(info, draft, options, context)
+        met = kept.get(c.key) if result.passed and not result.issues else None
+        if met is not None and met.filled_by == info.name and c.scale != "score":
+            results[c.key] = met
+        else:
+            results[c.key] = _from_result(c, info, result, kept)
     if watched:
         calls = [
             functools.partial(_from_check, c, i, draft, context, check, kept) for c, i in watched
         ]
-        done = run_watched(calls, plan.checker_timeout)
+        done = run_watched(calls, timeout)
         for (c, info), result in zip(watched, done, strict=True):
             results[c.key] = _timed_out(c, info, result) if isinstance(result, TimedOut) else result
-    return plan
+    return results
 
 
 def _timed_out(c: Criterion, info: CheckerInfo, timed_out: TimedOut) -> CriterionResult:
@@ -412,6 +494,8 @@ def finish_grade(
 ) -> Evaluation:
     """Merge the judge's answer (None when it was not asked) into the Evaluation."""
     rubric, judge_criteria = plan.rubric, plan.rubric.judge_criteria
+    if not judge_criteria and not rubric.shadowed:
+        return code_evaluation(rubric, plan.results, output_id, calls)
     results = dict(plan.results) if judge_criteria else plan.results
     answer = answer or _NO_ANSWER
     if plan.asked:
@@ -444,6 +528,113 @@ def finish_grade(
         judge_calls=calls,
         output_id=output_id,
     )
+
+
+def code_evaluation(
+    rubric: Rubric,
+    results: Mapping[str, CriterionResult],
+    output_id: str = "",
+    calls: tuple[Any, ...] = (),
+) -> Evaluation:
+    """The evaluation of a rubric with code keys alone (and no shadows), from its results.
+
+    A draft that met every key with nothing to say is the usual case, and its
+    evaluation is the same every time (:class:`EveryKeyMet`): the first one
+    :func:`merge` makes is kept, and handed out again as fresh copies."""
+    found = tuple(map(results.get, rubric.keys))
+    every_met: EveryKeyMet | None = rubric._all_met
+    if every_met is not None and found == every_met.criteria:
+        return every_met.evaluation(output_id, calls)
+    evaluation = merge(rubric, results, None, judge_called=False, judge_calls=calls,
+                       output_id=output_id)  # fmt: skip
+    kept = rubric._met
+    if every_met is None and all(r is not None and r is kept.get(r.key) for r in found):
+        rubric._all_met = EveryKeyMet(evaluation)  # every key met with nothing to say
+    return evaluation
+
+
+class EveryKeyMet:
+    """What :func:`merge` made of a code-only rubric's draft on which every key was met
+    with nothing to say, kept on the rubric to be handed out again.
+
+    Such a draft's results are the rubric's shared ones (:func:`_met_result`), and
+    ``merge`` is a function of the results and the rubric alone: every later draft
+    whose results are those same results merges to the same evaluation, whose
+    containers (the verdict's dicts and lists) are fresh copies of these on every
+    draft, so a caller changing one changes nothing else. A test holds it to
+    ``merge``, over random rubrics."""
+
+    def __init__(self, made: Evaluation) -> None:
+        v = made.verdict
+        self.criteria = made.criteria
+        self._values = (v.reasoning, v.passed, made.accepted, made.overall_score)
+        self._met = dict(v.criteria_met)
+        self._issues = tuple(v.issues)
+        self._scores = dict(v.scores)
+        self._feedback = dict(v.feedback)
+
+    def evaluation(self, output_id: str, calls: tuple[Any, ...]) -> Evaluation:
+        """A fresh evaluation equal to the kept one (with this draft's id and calls).
+
+        Its verdict is made when first read (:class:`_VerdictOnRead`): every value
+        in it is known already, and a caller who reads only ``accepted``, the
+        criteria or the JSON never needs the object and its five containers."""
+        _, _, accepted_, score = self._values
+        evaluation = _new(Evaluation)
+        _setattr(evaluation, "__dict__", {
+            _PENDING: self, "accepted": accepted_, "criteria": self.criteria,
+            "overall_score": score, "output_id": output_id,
+            "improvement_from_previous": None, "judge_called": False, "shadows": (),
+            "judge_calls": calls, "judge_error": None,
+        })  # fmt: skip
+        return evaluation
+
+    def verdict(self) -> Verdict:
+        """A fresh verdict equal to the kept one."""
+        reasoning, passed, _, _ = self._values
+        return built_verdict(
+            reasoning,
+            self._met.copy(),
+            passed,
+            list(self._issues),
+            self._scores.copy(),
+            self._feedback.copy(),
+        )
+
+
+_PENDING = "_verdict_from"  # where an evaluation made by EveryKeyMet keeps its maker
+
+
+class _VerdictOnRead:
+    """``Evaluation.verdict`` for an evaluation :class:`EveryKeyMet` made without one:
+    the verdict is made on the first read and kept in the instance (from then on the
+    instance's own attribute answers, as for any other evaluation). Only such an
+    evaluation reaches this: every other one holds its verdict from its ``__init__``.
+    Equality, ``repr``, ``replace``, ``asdict``, copies and pickles read the field,
+    so they see the verdict; a test holds each to the eager evaluation."""
+
+    def __get__(self, obj: Evaluation | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        fields = obj.__dict__
+        # setdefault: two threads reading at once keep (and get) one verdict
+        return fields.setdefault("verdict", fields[_PENDING].verdict())
+
+
+def _evaluation_state(self: Evaluation) -> dict[str, Any]:
+    """What pickling and copying an Evaluation keep: its fields, the verdict made."""
+    state = dict(vars(self))
+    if _PENDING in state:
+        state["verdict"] = self.verdict
+        del state[_PENDING]
+    return state
+
+
+# Set on the class after the dataclass is made, so the generated __init__ and the
+# field list stay the dataclass's own (a non-data descriptor: an instance's own
+# ``verdict`` wins over it).
+setattr(Evaluation, "verdict", _VerdictOnRead())  # noqa: B010
+setattr(Evaluation, "__getstate__", _evaluation_state)  # noqa: B010
 
 
 @dataclass(frozen=True)
@@ -595,7 +786,13 @@ def _from_check(
     check: Callable[..., CheckResult],
     kept: dict[str, Any],
 ) -> CriterionResult:
-    result = check(info, draft, c.options, context)
+    return _from_result(c, info, check(info, draft, c.options, context), kept)
+
+
+def _from_result(
+    c: Criterion, info: CheckerInfo, result: CheckResult, kept: dict[str, Any]
+) -> CriterionResult:
+    """A code key's result from its checker's."""
     passed = result.passed
     if passed and not result.issues and (c.scale != "score" or result.score is None):
         return _met_result(c, info.name, kept)  # the usual case: one shared result

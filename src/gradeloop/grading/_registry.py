@@ -85,6 +85,8 @@ class Registry:
         self._pm.add_hookspecs(hookspecs)
         self._loaded = False
         self._ready = False  # loaded, without error: info() needs no lock from then on
+        #: bumped after every change to the checkers (what a cached look-up checks)
+        self.version = 0
         self._load_error: PluginError | None = None
         self._lock = threading.RLock()
 
@@ -223,6 +225,7 @@ class Registry:
             if existing.fn is fn:
                 return
             self._conflicts.setdefault(name, [existing.plugin]).append(plugin)
+            self.version += 1
             return
         if description is None:
             lines = (fn.__doc__ or "").strip().splitlines()
@@ -241,6 +244,7 @@ class Registry:
             bounded=dist == "gradeloop"
             and getattr(fn, "__module__", "").startswith("gradeloop_checkers."),
         )
+        self.version += 1
 
     @property
     def failures(self) -> list[PluginFailure]:
@@ -268,7 +272,7 @@ class Registry:
                     and existing.fn.__module__ == fn.__module__
                 ):
                     # the same definition run again (a module re-executed): replace it
-                    del self._checkers[name]
+                    del self._checkers[name]  # _add moves the version on
                 else:
                     raise CheckerConflictError(name, [existing.plugin, IN_PROCESS])
             self._add(name, fn, IN_PROCESS, None, description)
@@ -417,3 +421,4 @@ def unregister_checker(name: str) -> None:
         info = registry._checkers.get(name)
         if info is not None and info.plugin == IN_PROCESS:
             del registry._checkers[name]
+            registry.version += 1

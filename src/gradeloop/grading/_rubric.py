@@ -200,6 +200,10 @@ class Rubric(Sequence[Criterion]):
         # grading's shared result for each code key met with nothing to say (the
         # same for every such draft; grading/_grade.py builds and keeps them)
         self._met: dict[str, Any] = {}
+        # what a code-only draft that met every key that way merges to (_grade.EveryKeyMet)
+        self._all_met: Any = None
+        # (registry, its version, each code key's checker): grading's look-up, kept
+        self._resolved: Any = None
 
     # -- construction --------------------------------------------------------------
 
