@@ -100,8 +100,8 @@ def messages(n: int, steps: list[tuple[str, dict[str, Any]]]) -> list[dict[str, 
 
 def direct(t: Transcript, reference: Transcript, max_steps: int) -> list[bool]:
     """The five checks, made by calling the match functions on the tool calls."""
-    calls: list[ToolCall] = t.tool_calls
-    wants = [Want(c.name, c.args, i) for i, c in enumerate(reference.tool_calls)]
+    calls: tuple[ToolCall, ...] = t.calls  # the tuple itself, as the checkers read it
+    wants = [Want(c.name, c.args, i) for i, c in enumerate(reference.calls)]
     return [
         sum(1 for c in calls if c.name == "lookup_order") >= 1,
         not any(c.name in FORBIDDEN for c in calls),

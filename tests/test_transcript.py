@@ -396,3 +396,16 @@ def test_whatever_the_messages_say_each_has_exactly_one_header_line(
     lines = t.render().splitlines()[1:]
     headers = [line for line in lines if not line.startswith("    ")]  # all else is indented
     assert [h.split("]", 1)[0] for h in headers] == [f"[{n}" for n in range(len(turns))]
+
+
+def test_calls_is_the_transcripts_own_tuple_and_tool_calls_a_fresh_list() -> None:
+    uses = [
+        {"type": "tool_use", "id": "a", "name": "f", "input": {"x": 1}},
+        {"type": "tool_use", "id": "b", "name": "g", "input": {}},
+    ]
+    t = Transcript.from_messages([{"role": "assistant", "content": uses}])
+    assert isinstance(t.calls, tuple) and t.calls is t.calls  # no copy made
+    assert list(t.calls) == t.tool_calls
+    listed = t.tool_calls
+    listed.append(ToolCall("h", {}, 9))  # a caller's list is its own
+    assert t.tool_calls is not listed and [c.name for c in t.calls] == ["f", "g"]

@@ -75,18 +75,17 @@ def tool_called(
     transcript = context.transcript if context is not None else None
     if transcript is None:
         return no_transcript()
-    made = []
-    for c in transcript.tool_calls:  # loops, not comprehensions: each draft's keys pass here
+    made = 0
+    for c in transcript.calls:  # loops, not comprehensions: each draft's keys pass here
         if c.name == name:
-            made.append(c)
-    if len(made) < min:
+            made += 1
+    if made < min:
         need = "once" if min == 1 else f"{min} times"
-        issue = f"{name!r} was called {_times(len(made))}; call it at least {need}"
-        return CheckResult(False, [issue])
-    if max is not None and len(made) > max:
-        where = ", ".join(str(c.message_index) for c in made[:10])
-        more = ", ..." if len(made) > 10 else ""
-        issue = f"{name!r} was called {_times(len(made))} (messages {where}{more})"
+        return CheckResult(False, [f"{name!r} was called {_times(made)}; call it at least {need}"])
+    if max is not None and made > max:
+        at = [c.message_index for c in transcript.calls if c.name == name]
+        where = ", ".join(map(str, at[:10])) + (", ..." if made > 10 else "")
+        issue = f"{name!r} was called {_times(made)} (messages {where})"
         return CheckResult(False, [f"{issue}; at most {max} allowed"])
     return CheckResult(True)
 
@@ -104,7 +103,7 @@ def tool_not_called(
         return no_transcript()
     forbidden = set(names)
     issues = []
-    for c in transcript.tool_calls:
+    for c in transcript.calls:
         if c.name in forbidden:
             issues.append(f"forbidden tool {c.name!r} was called: {call_text(c)}")
     if not issues:
@@ -130,7 +129,7 @@ def tool_sequence(
     wants = wants_from(expected, context)
     if isinstance(wants, str):
         return CheckResult(False, [wants])
-    outcome = MODES[mode](transcript.tool_calls, wants, args)
+    outcome = MODES[mode](transcript.calls, wants, args)
     return CheckResult(outcome.passed, outcome.issues, outcome.score)
 
 
@@ -150,7 +149,7 @@ def tool_args_match(
         return no_transcript()
     fits = same if match == "exact" else covers
     made = []
-    for c in transcript.tool_calls:
+    for c in transcript.calls:
         if c.name == name:
             if fits(args, c.args):
                 return CheckResult(True)

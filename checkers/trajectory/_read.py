@@ -76,7 +76,7 @@ def wants_from(
         return [Want(str(e["name"]), _args_of(e), n) for n, e in enumerate(expected)]
     reference = context.reference_transcript if context is not None else None
     if reference is not None:
-        return [Want(c.name, c.args, n) for n, c in enumerate(reference.tool_calls)]
+        return [Want(c.name, c.args, n) for n, c in enumerate(reference.calls)]
     if context is not None and context.reference is not None:
         return (
             "the reference is text, with no tool calls to expect; give the reference as "

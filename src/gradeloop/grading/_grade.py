@@ -286,8 +286,10 @@ def _graded(
     """:func:`grade`'s work, inside its span when spans are recorded."""
     if not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric, registry=registry)
-    if not rubric.judge_criteria and not rubric.shadowed:  # code keys alone: no judge to ask
-        timeout = _timeout(rubric, checker_timeout)
+    if rubric._code_only:  # code keys alone (and no shadows): no judge to ask
+        timeout = (
+            rubric.checker_timeout if checker_timeout is None else _timeout(rubric, checker_timeout)
+        )
         text, transcript = draft_parts(draft)  # a text draft is itself: nothing is read
         if len(text) > DRAFT_WARN_CHARS:
             warn_if_large(text)
@@ -402,24 +404,37 @@ def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None)
     return plan
 
 
-def _resolved(rubric: Rubric, reg: Registry) -> tuple[tuple[Criterion, CheckerInfo | str], ...]:
-    """Each code key's checker in ``reg`` (or why it has none), looked up once per
-    rubric and registry, and again only after the registry changed."""
-    kept = rubric._resolved
-    if kept is not None and kept[0] is reg and kept[1] == reg.version:
-        found: tuple[tuple[Criterion, CheckerInfo | str], ...] = kept[2]
-        return found
+_Entry = tuple[Criterion, "CheckerInfo | str", "CriterionResult | None"]
+
+
+def _resolved(rubric: Rubric, reg: Registry) -> tuple[Registry, int, tuple[_Entry, ...]]:
+    """Each code key's checker in ``reg`` (or why it has none), kept on the rubric
+    with the registry and its version: :func:`check_keys` looks them up again only
+    when the registry is another or has changed.
+
+    An entry is ``(criterion, checker or why none, shared)``: ``shared`` is the key's
+    result when met with nothing to say (:func:`_met_result`) for a key that
+    :func:`check_keys` may settle itself - a checker of gradeloop's own, taking the
+    context by name, on a pass/fail key - and None for any other."""
     version = reg.version  # read first: a change made while looking up is seen next time
-    pairs: list[tuple[Criterion, CheckerInfo | str]] = []
+    entries: list[_Entry] = []
     for c in rubric.code_criteria:
         assert c.checker is not None
         try:
-            pairs.append((c, reg.info(c.checker)))
+            info = reg.info(c.checker)
         except GradeloopError as exc:  # the registry changed since the rubric loaded
-            pairs.append((c, str(exc)))
-    found = tuple(pairs)
-    rubric._resolved = (reg, version, found)
-    return found
+            entries.append((c, str(exc), None))
+            continue
+        plain = (
+            info.bounded
+            and info.wants_context
+            and CONTEXT_PARAM not in c.options
+            and c.scale != "score"
+        )
+        entries.append((c, info, _met_result(c, info.name, rubric._met) if plain else None))
+    looked_up = (reg, version, tuple(entries))
+    rubric._resolved = looked_up
+    return looked_up
 
 
 def check_keys(
@@ -434,38 +449,38 @@ def check_keys(
     """Run ``rubric``'s code keys' checkers on ``draft`` into ``results`` (returned).
 
     This runs for every key of every draft, so the usual case is written out: a
-    checker of gradeloop's own, called as :func:`call_checker` calls it, met with
-    nothing to say, is answered with the key's shared result (:func:`_met_result`)."""
+    checker of gradeloop's own called as :func:`call_checker` calls it and met with
+    nothing to say is answered with the key's shared result (:func:`_resolved`)."""
     kept = rubric._met
     inline = check is call_checker
     watched: list[tuple[Criterion, CheckerInfo]] = []
-    for c, info in _resolved(rubric, reg):
-        if isinstance(info, str):
-            results[c.key] = CriterionResult(
-                c.key, c.weight, 0.0, False, "code", c.checker or "", (info,), error=info
-            )
-            continue
-        if not info.bounded:
-            watched.append((c, info))
-            continue
-        options = c.options
-        if inline and info.wants_context and CONTEXT_PARAM not in options:
+    looked_up = rubric._resolved
+    if looked_up is None or looked_up[0] is not reg or looked_up[1] != reg.version:
+        looked_up = _resolved(rubric, reg)
+    for c, info, shared in looked_up[2]:
+        if shared is not None and inline:
+            assert isinstance(info, CheckerInfo)
             try:
-                raw = info.fn(draft, **options, context=context)
+                raw = info.fn(draft, **c.options, context=context)
             except Exception as exc:
                 result = checker_raised(info, exc)
             else:
                 if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
+                    if raw.passed:  # its __init__ checked that passed is a bool
+                        results[c.key] = shared
+                        continue
                     result = raw
                 else:
                     result = settled(info, raw)
-        else:
-            result = check(info, draft, options, context)
-        met = kept.get(c.key) if result.passed and not result.issues else None
-        if met is not None and met.filled_by == info.name and c.scale != "score":
-            results[c.key] = met
-        else:
             results[c.key] = _from_result(c, info, result, kept)
+        elif isinstance(info, str):
+            results[c.key] = CriterionResult(
+                c.key, c.weight, 0.0, False, "code", c.checker or "", (info,), error=info
+            )
+        elif info.bounded:
+            results[c.key] = _from_result(c, info, check(info, draft, c.options, context), kept)
+        else:
+            watched.append((c, info))
     if watched:
         calls = [
             functools.partial(_from_check, c, i, draft, context, check, kept) for c, i in watched

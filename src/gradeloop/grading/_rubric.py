@@ -197,6 +197,7 @@ class Rubric(Sequence[Criterion]):
         self._shadowed = tuple(c for c in every if c.shadow is not None)
         self._judge_shadow_keys = tuple(c.key for c in every if c.shadow_source == "judge")
         self._scored_keys = frozenset(c.key for c in every if c.scale == "score")
+        self._code_only = not self._judge and not self._shadowed  # grading never asks a judge
         # grading's shared result for each code key met with nothing to say (the
         # same for every such draft; grading/_grade.py builds and keeps them)
         self._met: dict[str, Any] = {}

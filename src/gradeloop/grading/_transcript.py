@@ -135,6 +135,13 @@ class Transcript:
         return list(self._calls)
 
     @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The same calls as :attr:`tool_calls`, as the transcript's own tuple: no
+        copy is made (a list is built, and every call in it touched, on each read of
+        ``tool_calls``), so it is what a checker that runs on every draft reads."""
+        return self._calls
+
+    @property
     def tool_results(self) -> list[ToolResult]:
         """Every tool result, in order."""
         return list(self._results)
