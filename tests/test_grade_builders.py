@@ -503,3 +503,67 @@ def _kept_rubric(*, warm: bool = True) -> Any:
     if warm:
         grade(ALL_MET_TEXT, rubric)
     return rubric
+
+
+# -- CheckResult.PASSED -----------------------------------------------------------------
+
+
+def test_passed_is_a_pass_with_nothing_to_say_that_cannot_change() -> None:
+    import copy
+    import json
+    import pickle
+
+    shared = CheckResult.PASSED
+    assert shared == CheckResult(True) and shared.issues == [] and shared.score is None
+    assert isinstance(shared.issues, list) and json.dumps(shared.issues) == "[]"
+    joined = shared.issues + ["x"]  # noqa: RUF005  (what a caller adding an issue writes)
+    assert joined == ["x"] and type(joined) is list
+    changes = [
+        lambda i: i.append("x"),
+        lambda i: i.extend(["x"]),
+        lambda i: i.insert(0, "x"),
+        lambda i: i.pop(),
+        lambda i: i.remove("x"),
+        lambda i: i.clear(),
+        lambda i: i.sort(),
+        lambda i: i.reverse(),
+        lambda i: i.__setitem__(slice(0, 0), ["x"]),
+        lambda i: i.__delitem__(slice(0, 1)),
+        lambda i: i.__iadd__(["x"]),
+        lambda i: i.__imul__(2),
+    ]
+    for change in changes:
+        with pytest.raises(TypeError, match="cannot change"):
+            change(shared.issues)
+    assert shared.issues == [] and CheckResult(True).issues == []
+    for copied in (pickle.loads(pickle.dumps(shared)), copy.deepcopy(shared)):
+        assert copied == shared
+
+
+def test_a_checker_returning_passed_meets_its_key_on_every_road() -> None:
+    from gradeloop import Rubric
+
+    def plain(text: str) -> CheckResult:
+        return CheckResult.PASSED
+
+    def with_context(text: str, *, context: CheckContext) -> CheckResult:
+        return CheckResult.PASSED
+
+    reg = Registry()
+    reg.add("plain", plain)
+    reg.add("with_context", with_context)
+    rubric = Rubric.from_dict({"criteria": [
+        {"key": "a", "description": "d", "checker": "plain"},
+        {"key": "b", "description": "d", "checker": "with_context"},
+        {"key": "c", "description": "d", "checker": "contains", "options": {"values": ["hi"]}},
+    ]}, registry=reg)  # fmt: skip
+    for _ in range(2):  # the first grade keeps the rubric's shared results, the second uses them
+        ev = grade("hi", rubric, registry=reg)
+        assert ev.accepted is True and ev["a"].issues == () and ev["c"].status == "met"
+    info = reg.info("plain")
+    assert call_checker(info, "x", {}) is CheckResult.PASSED
+    # gradeloop's own checkers return it for a pass
+    from gradeloop_checkers.text import contains
+
+    assert contains("hi", values=["hi"]) is CheckResult.PASSED
+    assert contains("ho", values=["hi"]).passed is False

@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, NoReturn
 
 from pydantic import (
     AfterValidator,
@@ -49,6 +49,12 @@ class CheckResult:
     issues: list[str] = field(default_factory=list)
     score: float | None = None
 
+    #: A pass with nothing to say: one shared result, whose ``issues`` cannot change.
+    #: A checker that runs on every draft may return it (gradeloop's own do), and
+    #: grading settles it without a look at its fields; ``CheckResult(True)`` is the
+    #: same value, built anew.
+    PASSED: ClassVar[CheckResult]
+
     def __init__(
         self, passed: bool, issues: list[str] = _NO_ISSUES, score: float | None = None
     ) -> None:
@@ -69,6 +75,26 @@ class CheckResult:
             raise TypeError(f"CheckResult.passed must be a bool, not {type(self.passed).__name__}")
         if self.score is not None:
             _check_score(self.score)
+
+
+class _NoIssues(list[str]):
+    """The empty, unchangeable issues of :attr:`CheckResult.PASSED`: a list to every
+    reader (it equals ``[]``, and ``+`` makes a new list), an error to any change."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(
+            "CheckResult.PASSED is shared by every pass and its issues cannot change; "
+            "return CheckResult(True, [...]) for a pass with something to say"
+        )
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+CheckResult.PASSED = CheckResult(True, _NoIssues())
+_PASSED = CheckResult.PASSED
 
 
 def _check_score(score: object) -> None:
@@ -295,8 +321,8 @@ def call_checker(
                 raw = info.fn(text, **options, context=ctx)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
         return checker_raised(info, exc)
-    if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
-        return raw  # the common case, settled without a call: its __init__ checked it
+    if raw is _PASSED or (type(raw) is CheckResult and type(raw.issues) is list and not raw.issues):
+        return raw  # the common cases, settled without a call: its __init__ checked it
     return settled(info, raw)
 
 
