@@ -544,3 +544,29 @@ def test_a_batch_uses_its_own_threads_and_leaves_the_loops_executor_alone() -> N
 
 def batch_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("gradeloop-batch")]
+
+
+def test_each_code_only_draft_sees_its_own_task_and_metadata() -> None:
+    # text drafts without a reference or metadata share one context per task; the rest
+    # get their own: every checker still sees its draft's task and metadata
+    from gradeloop import CheckContext
+
+    def echo(text: str, *, context: CheckContext) -> CheckResult:
+        seen = f"{context.task}|{dict(context.metadata)}|{context.reference}"
+        return CheckResult(seen == text, [f"saw {seen}"])
+
+    reg = Registry()
+    reg.add("echo", echo)
+    rubric = Rubric.from_dict(
+        {"criteria": [{"key": "k", "description": "d", "checker": "echo"}]}, registry=reg
+    )
+    items = [
+        DraftItem("a", "task A", "task A|{}|None"),
+        DraftItem("b", "task B", "task B|{}|None"),
+        DraftItem("a2", "task A", "task A|{}|None"),
+        DraftItem("m", "task A", "task A|{'n': 1}|None", metadata={"n": 1}),
+        DraftItem("r", "task B", "task B|{}|ref", reference="ref"),
+        "shared task|{}|None",
+    ]
+    evals = grade_many(items, rubric, task="shared task", registry=reg, concurrency=1)
+    assert [e.accepted for e in evals] == [True] * 6, [e.issues for e in evals]

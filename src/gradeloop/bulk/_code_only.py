@@ -13,9 +13,16 @@ from concurrent.futures import ThreadPoolExecutor
 from .. import telemetry
 from ..errors import GradeloopError
 from ..grading._checks import CheckerInfo, call_checker, run_checker
-from ..grading._context import make_context
-from ..grading._files import warn_if_large
-from ..grading._grade import Evaluation, GradePlan, finish_grade, run_checks
+from ..grading._context import CheckContext, make_context
+from ..grading._files import DRAFT_WARN_CHARS, warn_if_large
+from ..grading._grade import (
+    Evaluation,
+    GradePlan,
+    check_keys,
+    code_evaluation,
+    finish_grade,
+    run_checks,
+)
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Rubric
 from ..grading._transcript import draft_parts
@@ -38,21 +45,29 @@ def grade_code_only(
     bar, report = reporter(progress, len(items))
     pending = iter(range(len(items)))
     lock = threading.Lock()
-    shared = None if _wants_context(rubric, reg) else make_context()
+    # a text draft with no reference or metadata has the same context as every other
+    # such draft of its task (frozen, its metadata read-only): one per task, shared
+    plain: dict[str, CheckContext] = {}
+    code_only, timeout = rubric._code_only, batch.checker_timeout
 
     def work() -> None:
         for index in pending:
             item = items[index]
             text, transcript = draft_parts(item.draft)  # a text draft is itself
-            warn_if_large(text)
-            if shared is not None and transcript is None and item.reference is None:
-                context = shared  # no checker reads a context: one for every text draft
+            if len(text) > DRAFT_WARN_CHARS:
+                warn_if_large(text)
+            if transcript is None and item.reference is None and not item.metadata:
+                context = plain.get(item.task) or plain.setdefault(
+                    item.task, make_context(item.task)
+                )
             else:
                 context = make_context(item.task, item.reference, item.metadata, transcript)
-            plan = GradePlan(
-                rubric, reg, text, item.task, context, {}, (), batch.checker_timeout, transcript
-            )
-            evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
+            if code_only:  # as grade() grades it: the checks, then their evaluation
+                found = check_keys(rubric, reg, text, context, check, timeout, {})
+                evaluation = code_evaluation(rubric, found, item.output_id)
+            else:  # judge keys left unchecked (skip_judge), or shadows: the whole road
+                plan = GradePlan(rubric, reg, text, item.task, context, {}, (), timeout, transcript)
+                evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
             results[index] = evaluation
             if report is not None:
                 with lock:
@@ -72,11 +87,6 @@ def grade_code_only(
                 ]:
                     done.result()
     return [r for r in results if r is not None]
-
-
-def _wants_context(rubric: Rubric, reg: Registry) -> bool:
-    """Whether any checker the rubric names (shadows too) takes a CheckContext."""
-    return _any_checker(rubric, reg, lambda info: info.wants_context)
 
 
 def _any_unbounded(rubric: Rubric, reg: Registry) -> bool:

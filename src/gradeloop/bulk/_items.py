@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..errors import JudgeRequiredError
 from ..grading._grade import Judge
@@ -70,9 +70,11 @@ class Batch:
         return self.judge is None or self.skip_judge or not judge_request(self.rubric)
 
 
-@dataclass(frozen=True)
-class Item:
-    """A draft to grade, with its id, task and (optional) context."""
+class Item(NamedTuple):
+    """A draft to grade, with its id, task and (optional) context.
+
+    A named tuple: one is made for every draft of a batch, and a frozen dataclass's
+    ``__init__`` (a set a field) costs as much as grading a cheap key."""
 
     output_id: str
     task: str
@@ -84,9 +86,9 @@ class Item:
 def as_item(draft: Draft | DraftLike, index: int, task: str) -> Item:
     """A string or a transcript (id ``draft-N``, the shared ``task``) or a DraftItem,
     as an :class:`Item`."""
-    if isinstance(draft, str | Transcript):
+    if isinstance(draft, (str, Transcript)):  # a tuple: ``A | B`` is a new union per call
         return Item(f"draft-{index + 1}", task, draft)
-    if isinstance(draft, list | tuple):  # a list of message dicts: read it now, by index
+    if isinstance(draft, (list, tuple)):  # a list of message dicts: read it now, by index
         read = as_transcript(draft, what=f"drafts[{index}]")
         assert read is not None
         return Item(f"draft-{index + 1}", task, read)

@@ -415,8 +415,8 @@ def _resolved(rubric: Rubric, reg: Registry) -> tuple[Registry, int, tuple[_Entr
 
     An entry is ``(criterion, checker or why none, shared)``: ``shared`` is the key's
     result when met with nothing to say (:func:`_met_result`) for a key that
-    :func:`check_keys` may settle itself - a checker of gradeloop's own, taking the
-    context by name, on a pass/fail key - and None for any other."""
+    :func:`check_keys` may settle itself - a checker of gradeloop's own, on a
+    pass/fail key, not given ``context`` as an option - and None for any other."""
     version = reg.version  # read first: a change made while looking up is seen next time
     entries: list[_Entry] = []
     for c in rubric.code_criteria:
@@ -426,12 +426,7 @@ def _resolved(rubric: Rubric, reg: Registry) -> tuple[Registry, int, tuple[_Entr
         except GradeloopError as exc:  # the registry changed since the rubric loaded
             entries.append((c, str(exc), None))
             continue
-        plain = (
-            info.bounded
-            and info.wants_context
-            and CONTEXT_PARAM not in c.options
-            and c.scale != "score"
-        )
+        plain = info.bounded and CONTEXT_PARAM not in c.options and c.scale != "score"
         entries.append((c, info, _met_result(c, info.name, rubric._met) if plain else None))
     looked_up = (reg, version, tuple(entries))
     rubric._resolved = looked_up
@@ -462,7 +457,10 @@ def check_keys(
         if shared is not None and inline:
             assert isinstance(info, CheckerInfo)
             try:
-                raw = info.fn(draft, **c.options, context=context)
+                if info.wants_context:
+                    raw = info.fn(draft, **c.options, context=context)
+                else:
+                    raw = info.fn(draft, **c.options)
             except Exception as exc:
                 result = checker_raised(info, exc)
             else:
