@@ -192,11 +192,21 @@ CALLS = [
 
 
 @pytest.mark.parametrize("metadata", [None, {}, {"product": "X", "n": [1, 2]}])
-@pytest.mark.parametrize("reference", [None, "the answer", CALLS])
+@pytest.mark.parametrize("reference", [None, "the answer", CALLS, "read"])
 def test_make_context_is_the_dataclass(metadata: dict[str, Any] | None, reference: Any) -> None:
     transcript = Transcript.from_messages(CALLS)
+    if reference == "read":  # a Transcript already read: taken as it is
+        reference = Transcript.from_messages(CALLS)
     fast = make_context("task", reference, metadata, transcript)
-    ref_t = None if reference is None or isinstance(reference, str) else Transcript(reference)
+    ref_t = (
+        None
+        if reference is None or isinstance(reference, str)
+        else reference
+        if isinstance(reference, Transcript)
+        else Transcript(reference)
+    )
+    if isinstance(reference, Transcript):
+        assert fast.reference_transcript is reference
     slow = CheckContext(
         "task",
         "Refunded." if ref_t is not None else reference,

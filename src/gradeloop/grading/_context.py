@@ -58,7 +58,9 @@ def make_context(
     change what the next checker sees). ``reference`` is a string, None, or a
     transcript (a :class:`~gradeloop.Transcript` or a list of message dicts)."""
     reference_transcript = None
-    if reference is not None and not isinstance(reference, str):
+    if reference.__class__ is Transcript:  # read already (the usual transcript reference)
+        reference_transcript, reference = reference, reference._final
+    elif reference is not None and not isinstance(reference, str):
         try:
             reference_transcript = as_transcript(reference, what="reference")
         except TypeError:

@@ -263,9 +263,12 @@ def grade(
     fails; a judge failure is never turned into a pass.
     """
     tracer = telemetry.active_tracer()  # looked up once: the grade's and the checks' spans
-    args = (draft, rubric, task, judge, skip_judge, registry, reference, metadata)
     if tracer is None:
-        return _graded(*args, checker_timeout, call_checker)
+        return _graded(
+            draft, rubric, task, judge, skip_judge, registry, reference, metadata,
+            checker_timeout, call_checker,
+        )  # fmt: skip
+    args = (draft, rubric, task, judge, skip_judge, registry, reference, metadata)
     result: Evaluation = telemetry.grade_span(
         tracer, functools.partial(_graded, *args, checker_timeout, run_checker)
     )
@@ -291,7 +294,11 @@ def _graded(
         timeout = (
             rubric.checker_timeout if checker_timeout is None else _timeout(rubric, checker_timeout)
         )
-        text, transcript = draft_parts(draft)  # a text draft is itself: nothing is read
+        transcript: Transcript | None
+        if type(draft) is Transcript:  # read already: nothing is read again
+            text, transcript = draft._final, draft
+        else:  # a text draft is itself; a list of messages is read here
+            text, transcript = draft_parts(draft)
         if len(text) > DRAFT_WARN_CHARS:
             warn_if_large(text)
         context = make_context(task, reference, metadata, transcript)
@@ -405,7 +412,9 @@ def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None)
     return plan
 
 
-_Entry = tuple[Criterion, "CheckerInfo | str", "CriterionResult | None"]
+# (criterion, its CheckerInfo or why it has none, its shared result or None); the
+# second is Any so that the loop over every key of every draft needs no assert
+_Entry = tuple[Criterion, Any, "CriterionResult | None"]
 
 
 def _resolved(rubric: Rubric, reg: Registry) -> tuple[Registry, int, tuple[_Entry, ...]]:
@@ -454,8 +463,7 @@ def check_keys(
     if looked_up is None or looked_up[0] is not reg or looked_up[1] != reg.version:
         looked_up = _resolved(rubric, reg)
     for c, info, shared in looked_up[2]:
-        if shared is not None and inline:
-            assert isinstance(info, CheckerInfo)
+        if shared is not None and inline:  # then ``info`` is a CheckerInfo
             try:
                 if info.wants_context:
                     raw = info.fn(draft, **c.options, context=context)
@@ -589,6 +597,12 @@ class EveryKeyMet:
         self._issues = tuple(v.issues)
         self._scores = dict(v.scores)
         self._feedback = dict(v.feedback)
+        self._fields: dict[str, Any] = {  # an evaluation's fields, but for id and calls
+            _PENDING: self, "accepted": made.accepted, "criteria": made.criteria,
+            "overall_score": made.overall_score, "output_id": "",
+            "improvement_from_previous": None, "judge_called": False, "shadows": (),
+            "judge_calls": (), "judge_error": None,
+        }  # fmt: skip
 
     def evaluation(self, output_id: str, calls: tuple[Any, ...]) -> Evaluation:
         """A fresh evaluation equal to the kept one (with this draft's id and calls).
@@ -596,14 +610,11 @@ class EveryKeyMet:
         Its verdict is made when first read (:class:`_VerdictOnRead`): every value
         in it is known already, and a caller who reads only ``accepted``, the
         criteria or the JSON never needs the object and its five containers."""
-        _, _, accepted_, score = self._values
+        fields = self._fields.copy()  # a copy and two stores: cheaper than a new dict
+        fields["output_id"] = output_id
+        fields["judge_calls"] = calls
         evaluation = _new(Evaluation)
-        _setattr(evaluation, "__dict__", {
-            _PENDING: self, "accepted": accepted_, "criteria": self.criteria,
-            "overall_score": score, "output_id": output_id,
-            "improvement_from_previous": None, "judge_called": False, "shadows": (),
-            "judge_calls": calls, "judge_error": None,
-        })  # fmt: skip
+        _setattr(evaluation, "__dict__", fields)
         return evaluation
 
     def verdict(self) -> Verdict:
