@@ -129,10 +129,11 @@ def checkers(t: Transcript, reference: Transcript, r: Rubric) -> list[bool]:
     ]
 
 
-def subjects(calls: int, drafts: int) -> dict[str, Callable[[], Any]]:
-    """Each subject, over every one of ``drafts`` runs; checked to agree first."""
+def subjects(calls: int, drafts: int, wrong_every: int = 7) -> dict[str, Callable[[], Any]]:
+    """Each subject, over every one of ``drafts`` runs (one in ``wrong_every`` with a
+    forbidden call); checked to agree first."""
     r = rubric(calls)
-    runs = [(n, plan(n, calls, wrong=n % 7 == 3)) for n in range(drafts)]
+    runs = [(n, plan(n, calls, wrong=n % wrong_every == 3 % wrong_every)) for n in range(drafts)]
     raw = [messages(n, steps) for n, steps in runs]
     refs = [Transcript.from_messages(messages(n, plan(n, calls, wrong=False))) for n, _ in runs]
     transcripts = [Transcript.from_messages(m) for m in raw]
@@ -154,8 +155,8 @@ def subjects(calls: int, drafts: int) -> dict[str, Callable[[], Any]]:
     return out
 
 
-def timings(calls: int, drafts: int, repeat: int) -> dict[str, float]:
-    timed = subjects(calls, drafts)
+def timings(calls: int, drafts: int, repeat: int, wrong_every: int = 7) -> dict[str, float]:
+    timed = subjects(calls, drafts, wrong_every)
     return {name: best(fn, repeat) / drafts * 1e6 for name, fn in timed.items()}
 
 
@@ -193,11 +194,17 @@ def main() -> None:
     parser.add_argument("--drafts", type=int, default=2000)
     parser.add_argument("--calls", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--wrong-every", type=int, default=7, help="one run in N goes wrong (1: every run)"
+    )
     args = parser.parse_args()
-    us = timings(args.calls, args.drafts, args.repeat)
+    if args.wrong_every < 1:
+        parser.error("--wrong-every must be 1 or more")
+    us = timings(args.calls, args.drafts, args.repeat, args.wrong_every)
     print(
         f"python {platform.python_version()}, {args.drafts:,} agent runs of {args.calls} "
-        f"tool calls, five trajectory keys; CPU time, best of {args.repeat}"
+        f"tool calls (one in {args.wrong_every} wrong), five trajectory keys; CPU time, "
+        f"best of {args.repeat}"
     )
     for name, value in us.items():
         print(f"{name:>16} {value:8.1f} us a transcript")

@@ -22,7 +22,7 @@ from gradeloop import CheckContext, CheckResult
 from .._options import Count, NonEmpty, not_below, one_of_required
 from ._args import ArgsMode, covers, same
 from ._modes import MODES
-from ._read import call_text, listed, no_transcript, wants_from
+from ._read import call_text, compact_json, listed, no_transcript, wants_from
 
 __all__ = ["step_count", "tool_args_match", "tool_called", "tool_not_called", "tool_sequence"]
 
@@ -156,7 +156,7 @@ def tool_args_match(
             made.append(c)
     if not made:
         return CheckResult(False, [f"{name!r} was never called"])
-    wanted = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    wanted = compact_json(args)
     shown = "; ".join(call_text(c) for c in made[:3]) + ("; ..." if len(made) > 3 else "")
     how = "exactly these arguments" if match == "exact" else "these arguments (and maybe more)"
     return CheckResult(False, [f"no call of {name!r} has {how}: {wanted}; its calls: {shown}"])

@@ -21,6 +21,7 @@ __all__ = [
     "MAX_LISTED",
     "NO_CALLS",
     "call_text",
+    "compact_json",
     "listed",
     "no_transcript",
     "want_text",
@@ -41,9 +42,14 @@ def no_transcript() -> CheckResult:
     return CheckResult(False, [NO_CALLS])
 
 
+#: How issues write a call's arguments: compact JSON, non-ASCII kept. One encoder for
+#: every issue (``json.dumps`` with these options builds a new one on each call).
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _args_text(args: Mapping[str, Any]) -> str:
     try:
-        text = json.dumps(args, ensure_ascii=False, separators=(",", ":")) if args else ""
+        text = compact_json(args) if args else ""
     except (TypeError, ValueError, RecursionError):
         text = "..."
     return text if len(text) <= _ARGS_SHOWN else text[: _ARGS_SHOWN - 1] + "…"

@@ -568,7 +568,9 @@ def code_evaluation(
     :func:`merge` makes is kept, and handed out again as fresh copies."""
     found = tuple(map(results.get, rubric.keys))
     every_met: EveryKeyMet | None = rubric._all_met
-    if every_met is not None and found == every_met.criteria:
+    # the very same results (not merely equal ones: comparing a failed key's result
+    # field by field would cost a draft that failed more than the check saves)
+    if every_met is not None and all(map(operator.is_, found, every_met.criteria)):
         return every_met.evaluation(output_id, calls)
     evaluation = merge(rubric, results, None, judge_called=False, judge_calls=calls,
                        output_id=output_id)  # fmt: skip
