@@ -29,7 +29,7 @@ from gradeloop import (
     run_loop,
 )
 from gradeloop.errors import RubricError
-from gradeloop.grading import _grade
+from gradeloop.grading import _results
 from gradeloop.grading._grade import CriterionResult
 from gradeloop.grading._registry import Registry
 from gradeloop.grading._watch import TimedOut, run_watched
@@ -282,7 +282,7 @@ def test_an_abandoned_runner_leaves_once_its_call_ends(reg: Registry) -> None:
 
 def test_the_fast_code_result_is_the_dataclass() -> None:
     args = ("k", 0.5, 10.0, True, "contains", ("an issue",), None)
-    fast = _grade._code_result(*args)
+    fast = _results._code_result(*args)
     slow = CriterionResult("k", 0.5, 10.0, True, "code", "contains", ("an issue",), "an issue")
     assert fast == slow and hash(fast) == hash(slow)
     # every field is set (a field added to CriterionResult must be added there too)

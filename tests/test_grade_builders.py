@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from gradeloop import CheckContext, CheckResult, Transcript, Verdict, accepted, grade
-from gradeloop.grading import _grade
+from gradeloop.grading import _grade, _results
 from gradeloop.grading._checks import CheckerFailure, call_checker
 from gradeloop.grading._context import make_context
 from gradeloop.grading._registry import Registry
@@ -83,9 +83,9 @@ def test_the_built_verdict_owns_fresh_field_sets() -> None:
 
 def test_the_built_evaluation_is_the_dataclass() -> None:
     verdict = built_verdict("r", {"k": True}, True, [], {}, {})
-    criteria = (_grade._code_result("k", 1.0, 10.0, True, "contains", (), None),)
+    criteria = (_results._code_result("k", 1.0, 10.0, True, "contains", (), None),)
     args = (verdict, True, criteria, 10.0, False, "out-1", (), ("call",))
-    fast = _grade._evaluation(*args)
+    fast = _results._evaluation(*args)
     slow = _grade.Evaluation(
         verdict=verdict,
         accepted=True,
