@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,6 +232,15 @@ def test_a_checker_that_cannot_be_weakly_referenced_gets_a_model_each_time() -> 
 # -- grading looks each rubric's checkers up once, and again after a change -------------
 
 
+def _run_again(fn: Any) -> Any:
+    """``fn``'s definition run again (as a re-executed module does), now failing."""
+    scope: dict[str, Any] = {"__name__": fn.__module__}
+    exec(f"def {fn.__name__}(text):\n    return False\n", scope)
+    again = scope[fn.__name__]
+    again.__qualname__ = fn.__qualname__
+    return again
+
+
 def _one_key(reg: Registry, name: str) -> Rubric:
     return Rubric.from_dict(
         {"criteria": [{"key": "k", "description": "d", "checker": name}]}, registry=reg
@@ -248,35 +258,16 @@ def test_every_change_to_the_checkers_moves_the_version() -> None:
     seen.append(reg.version)
     reg.add("first", first)  # the same function again: no change
     assert reg.version == seen[-1]
-    exec_globals: dict[str, object] = {"__name__": first.__module__}
-    exec("def first(text):\n    return False\n", exec_globals)
-    again = exec_globals["first"]
-    again.__qualname__ = first.__qualname__  # type: ignore[attr-defined]
-    reg.add("first", again)  # type: ignore[arg-type]  # a module run again: replaced
+    reg.add("first", _run_again(first))  # a module run again: replaced
     seen.append(reg.version)
     reg._add("first", first, "another-plugin", None, None)  # a second owner: a conflict
     seen.append(reg.version)
     assert seen == sorted(set(seen)), seen  # each change moved it on
 
 
-def test_a_checker_replaced_after_grading_is_the_one_used_next() -> None:
-    reg = Registry(autoload=False)
-
-    def check(text: str) -> bool:
-        return True
-
-    reg.add("flip", check)
-    rubric = _one_key(reg, "flip")
-    assert grade("x", rubric, registry=reg).accepted is True
-    exec_globals: dict[str, object] = {"__name__": check.__module__}
-    exec("def check(text):\n    return False\n", exec_globals)
-    replaced = exec_globals["check"]
-    replaced.__qualname__ = check.__qualname__  # type: ignore[attr-defined]
-    reg.add("flip", replaced)  # type: ignore[arg-type]
-    assert grade("x", rubric, registry=reg).accepted is False
-
-
-def test_a_conflict_arising_after_grading_fails_the_key() -> None:
+def _passed_once() -> tuple[Registry, Any, Rubric]:
+    """A registry with one passing checker ``mine``, and a rubric graded with it once
+    (so that grading has looked the checker up and kept it)."""
     reg = Registry(autoload=False)
 
     def mine(text: str) -> bool:
@@ -285,6 +276,17 @@ def test_a_conflict_arising_after_grading_fails_the_key() -> None:
     reg.add("mine", mine)
     rubric = _one_key(reg, "mine")
     assert grade("x", rubric, registry=reg).accepted is True
+    return reg, mine, rubric
+
+
+def test_a_checker_replaced_after_grading_is_the_one_used_next() -> None:
+    reg, mine, rubric = _passed_once()
+    reg.add("mine", _run_again(mine))
+    assert grade("x", rubric, registry=reg).accepted is False
+
+
+def test_a_conflict_arising_after_grading_fails_the_key() -> None:
+    reg, _, rubric = _passed_once()
     reg._add("mine", lambda text: True, "late-plugin", None, None)
     ev = grade("x", rubric, registry=reg)
     assert ev.accepted is False and ev["k"].status == "error"

@@ -224,12 +224,22 @@ print("ok")
 
 
 def test_without_the_extra_nothing_is_imported_and_nothing_is_wrapped() -> None:
-    code = textwrap.dedent(_NO_OTEL.format(RUBRIC=RUBRIC))
+    assert _python(_NO_OTEL) == "ok"
+
+
+def _python(template: str, env: dict[str, str] | None = None) -> str:
+    """What a fresh interpreter running ``template`` (with this file's rubric) prints."""
+    code = textwrap.dedent(template.format(RUBRIC=RUBRIC))
     proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "ok"
+    return proc.stdout.strip()
 
 
 def test_with_the_extra_the_hot_functions_are_wrapped() -> None:
@@ -281,12 +291,7 @@ print(sorted({{s.name for s in exporter.get_finished_spans()}}))
 
 def test_a_global_provider_set_after_the_first_grade_is_seen() -> None:
     # gradeloop skips OpenTelemetry's per-call environment read, never a provider set later
-    code = textwrap.dedent(_GLOBAL_LATER.format(RUBRIC=RUBRIC))
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "['gradeloop.check', 'gradeloop.grade']"
+    assert _python(_GLOBAL_LATER) == "['gradeloop.check', 'gradeloop.grade']"
 
 
 _FROM_ENV = """
@@ -304,9 +309,4 @@ def test_a_provider_named_in_the_environment_is_used(named: str | None, expected
     env = {k: v for k, v in os.environ.items() if k != "OTEL_PYTHON_TRACER_PROVIDER"}
     if named is not None:
         env["OTEL_PYTHON_TRACER_PROVIDER"] = named
-    code = textwrap.dedent(_FROM_ENV.format(RUBRIC=RUBRIC))
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == expected  # a tracer of the SDK's, or None (builtins)
+    assert _python(_FROM_ENV, env) == expected  # a tracer of the SDK's, or None (builtins)
