@@ -577,3 +577,74 @@ def test_a_checker_returning_passed_meets_its_key_on_every_road() -> None:
 
     assert contains("hi", values=["hi"]) is CheckResult.PASSED
     assert contains("ho", values=["hi"]).passed is False
+
+
+# -- check_keys' written-out call is call_checker's -------------------------------------
+
+
+class _SubResult(CheckResult):
+    """A subclass that skipped CheckResult's checks (its fields are set raw)."""
+
+    def __init__(self, passed: Any, issues: Any, score: Any) -> None:
+        object.__setattr__(self, "__dict__", {"passed": passed, "issues": issues, "score": score})
+
+
+RETURNS: list[Any] = [
+    True,
+    False,
+    CheckResult.PASSED,
+    CheckResult(True),
+    CheckResult(False),
+    CheckResult(True, ["said"]),
+    CheckResult(False, ["why", "and why"]),
+    CheckResult(True, [], 4.0),
+    CheckerFailure(False, ["broke"]),
+    _SubResult(1, [], None),
+    _SubResult(True, ("a tuple",), None),
+    _SubResult(True, [3], None),
+    _SubResult(True, [], 11),
+    None,
+    "yes",
+    ValueError("it raised"),
+]
+
+
+@given(
+    answers=st.lists(st.sampled_from(range(len(RETURNS))), min_size=1, max_size=4),
+    with_context=st.booleans(),
+)
+def test_gradeloops_own_checkers_are_settled_as_call_checker_settles_any(
+    answers: list[int], with_context: bool
+) -> None:
+    # the same functions registered twice: as gradeloop's own (run in check_keys' loop)
+    # and as a plugin's (through call_checker, watched): every answer grades the same
+    from gradeloop import Rubric
+
+    def make(i: int) -> Any:
+        def answer(text: str, **_: Any) -> Any:
+            value = RETURNS[i]
+            if isinstance(value, Exception):
+                raise value
+            return value
+
+        def answer_with_context(text: str, *, context: CheckContext) -> Any:
+            return answer(text)
+
+        fn = answer_with_context if with_context else answer
+        fn.__module__ = "gradeloop_checkers.fake"
+        return fn
+
+    own, plugin = Registry(autoload=False), Registry(autoload=False)
+    for n, i in enumerate(answers):
+        own._add(f"c{n}", make(i), "builtin", "gradeloop", None)
+        plugin._add(f"c{n}", make(i), "someone", "someone-else", None)
+    assert all(own.info(f"c{n}").bounded for n in range(len(answers)))
+    assert not any(plugin.info(f"c{n}").bounded for n in range(len(answers)))
+    data = {"criteria": [
+        {"key": f"k{n}", "description": "d", "checker": f"c{n}"} for n in range(len(answers))
+    ]}  # fmt: skip
+    a, b = Rubric.from_dict(data, registry=own), Rubric.from_dict(data, registry=plugin)
+    for _ in range(2):  # the second time with the shared results kept
+        inline, called = grade("x", a, registry=own), grade("x", b, registry=plugin)
+        assert inline.to_json() == called.to_json()
+        assert inline == called
