@@ -648,3 +648,19 @@ def test_gradeloops_own_checkers_are_settled_as_call_checker_settles_any(
         inline, called = grade("x", a, registry=own), grade("x", b, registry=plugin)
         assert inline.to_json() == called.to_json()
         assert inline == called
+
+
+def test_a_graded_rubric_still_pickles_and_copies() -> None:
+    # what grading keeps on a rubric (its checkers, looked up in a registry that cannot
+    # be pickled) stays behind: the copy grades as the original, looking them up anew
+    import copy
+    import pickle
+
+    rubric = _kept_rubric()
+    before = grade(ALL_MET_TEXT, rubric)
+    for other in (pickle.loads(pickle.dumps(rubric)), copy.deepcopy(rubric), copy.copy(rubric)):
+        assert other._resolved is None and other._all_met is None and other._met == {}
+        assert other.keys == rubric.keys and other.to_dict() == rubric.to_dict()
+        assert grade(ALL_MET_TEXT, other) == before
+        assert grade("no", other).failed_keys == grade("no", rubric).failed_keys
+    assert rubric._resolved is not None  # the original keeps its own

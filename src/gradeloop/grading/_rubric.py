@@ -206,6 +206,14 @@ class Rubric(Sequence[Criterion]):
         # (registry, its version, each code key's checker): grading's look-up, kept
         self._resolved: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling and copying keep: the rubric, without what grading kept on it
+        (the checkers it looked up hold their registry, which cannot be pickled);
+        the copy looks them up again when it first grades."""
+        state = dict(self.__dict__)
+        state.update(_met={}, _all_met=None, _resolved=None)
+        return state
+
     # -- construction --------------------------------------------------------------
 
     @classmethod
