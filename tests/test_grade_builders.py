@@ -612,9 +612,11 @@ RETURNS: list[Any] = [
 @given(
     answers=st.lists(st.sampled_from(range(len(RETURNS))), min_size=1, max_size=4),
     with_context=st.booleans(),
+    scored=st.booleans(),
+    context_option=st.booleans(),
 )
 def test_gradeloops_own_checkers_are_settled_as_call_checker_settles_any(
-    answers: list[int], with_context: bool
+    answers: list[int], with_context: bool, scored: bool, context_option: bool
 ) -> None:
     # the same functions registered twice: as gradeloop's own (run in check_keys' loop)
     # and as a plugin's (through call_checker, watched): every answer grades the same
@@ -627,7 +629,8 @@ def test_gradeloops_own_checkers_are_settled_as_call_checker_settles_any(
                 raise value
             return value
 
-        def answer_with_context(text: str, *, context: CheckContext) -> Any:
+        def answer_with_context(text: str, *, context: CheckContext, **_: Any) -> Any:
+            assert isinstance(context, CheckContext)  # the real one, never an option
             return answer(text)
 
         fn = answer_with_context if with_context else answer
@@ -640,9 +643,15 @@ def test_gradeloops_own_checkers_are_settled_as_call_checker_settles_any(
         plugin._add(f"c{n}", make(i), "someone", "someone-else", None)
     assert all(own.info(f"c{n}").bounded for n in range(len(answers)))
     assert not any(plugin.info(f"c{n}").bounded for n in range(len(answers)))
-    data = {"criteria": [
-        {"key": f"k{n}", "description": "d", "checker": f"c{n}"} for n in range(len(answers))
-    ]}  # fmt: skip
+    criteria: list[dict[str, Any]] = []
+    for n in range(len(answers)):
+        c: dict[str, Any] = {"key": f"k{n}", "description": "d", "checker": f"c{n}"}
+        if scored and n % 2 == 0:  # a key on the 1-10 scale: the checker's score decides
+            c |= {"scale": "score", "threshold": 7}
+        if context_option:  # a **kwargs checker given a `context` option
+            c["options"] = {"context": "an option"}
+        criteria.append(c)
+    data = {"criteria": criteria}
     a, b = Rubric.from_dict(data, registry=own), Rubric.from_dict(data, registry=plugin)
     for _ in range(2):  # the second time with the shared results kept
         inline, called = grade("x", a, registry=own), grade("x", b, registry=plugin)
