@@ -251,7 +251,7 @@ def finish_grade(
 ) -> Evaluation:
     """Merge the judge's answer (None when it was not asked) into the Evaluation."""
     rubric, judge_criteria = plan.rubric, plan.rubric.judge_criteria
-    if not judge_criteria and not rubric.shadowed:
+    if rubric._code_only:
         return code_evaluation(rubric, plan.results, output_id, calls)
     results = dict(plan.results) if judge_criteria else plan.results
     answer = answer or _NO_ANSWER

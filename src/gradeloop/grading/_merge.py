@@ -55,11 +55,11 @@ class EveryKeyMet:
     def __init__(self, made: Evaluation) -> None:
         v = made.verdict
         self.criteria = made.criteria
-        self._values = (v.reasoning, v.passed, made.accepted, made.overall_score)
-        self._met = dict(v.criteria_met)
-        self._issues = tuple(v.issues)
-        self._scores = dict(v.scores)
-        self._feedback = dict(v.feedback)
+        # the verdict's values, apart from the verdict handed out (its caller may change it)
+        self._verdict = (
+            v.reasoning, dict(v.criteria_met), v.passed, tuple(v.issues), dict(v.scores),
+            dict(v.feedback),
+        )  # fmt: skip
         self._fields: dict[str, Any] = {  # an evaluation's fields, but for id and calls
             _PENDING: self, "accepted": made.accepted, "criteria": made.criteria,
             "overall_score": made.overall_score, "output_id": "",
@@ -82,14 +82,9 @@ class EveryKeyMet:
 
     def verdict(self) -> Verdict:
         """A fresh verdict equal to the kept one."""
-        reasoning, passed, _, _ = self._values
+        reasoning, met, passed, issues, scores, feedback = self._verdict
         return built_verdict(
-            reasoning,
-            self._met.copy(),
-            passed,
-            list(self._issues),
-            self._scores.copy(),
-            self._feedback.copy(),
+            reasoning, met.copy(), passed, list(issues), scores.copy(), feedback.copy()
         )
 
 

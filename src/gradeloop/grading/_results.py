@@ -223,14 +223,9 @@ def _evaluation_state(self: Evaluation) -> dict[str, Any]:
 # field list stay the dataclass's own (a non-data descriptor: an instance's own
 # ``verdict`` wins over it).
 setattr(Evaluation, "verdict", _VerdictOnRead())  # noqa: B010
-
-
 setattr(Evaluation, "__getstate__", _evaluation_state)  # noqa: B010
 
-
 _new = object.__new__
-
-
 _setattr = object.__setattr__
 
 
