@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import dataclasses
 import threading
 import time
 from collections.abc import Iterator
@@ -29,8 +28,6 @@ from gradeloop import (
     run_loop,
 )
 from gradeloop.errors import RubricError
-from gradeloop.grading import _results
-from gradeloop.grading._grade import CriterionResult
 from gradeloop.grading._registry import Registry
 from gradeloop.grading._watch import TimedOut, run_watched
 from tests.cli_helpers import cli
@@ -278,14 +275,3 @@ def test_an_abandoned_runner_leaves_once_its_call_ends(reg: Registry) -> None:
             break
         time.sleep(0.01)
     assert sum(t.name == "gradeloop-checks" for t in threading.enumerate()) < before
-
-
-def test_the_fast_code_result_is_the_dataclass() -> None:
-    args = ("k", 0.5, 10.0, True, "contains", ("an issue",), None)
-    fast = _results._code_result(*args)
-    slow = CriterionResult("k", 0.5, 10.0, True, "code", "contains", ("an issue",), "an issue")
-    assert fast == slow and hash(fast) == hash(slow)
-    # every field is set (a field added to CriterionResult must be added there too)
-    assert set(vars(fast)) == {f.name for f in dataclasses.fields(CriterionResult)}
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.passed = False  # type: ignore[misc]

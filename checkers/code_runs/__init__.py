@@ -144,7 +144,7 @@ def _check(
                     "a fence that starts with ```python"
                 ],
             )
-        return CheckResult.PASSED
+        return CheckResult(True)
     issues: list[str] = []
     with warnings.catch_warnings():
         # Invalid escapes and the like warn but still run; under -W error the parser

@@ -70,11 +70,11 @@ def regex(
     compiled = re.compile(pattern, _flags(ignore_case, multiline, dotall))
     if must_match:
         if compiled.search(text) is not None:
-            return CheckResult.PASSED
+            return CheckResult(True)
         return CheckResult(False, [f"nothing in the text matches the required pattern `{pattern}`"])
     hits = list(compiled.finditer(text))
     if not hits:
-        return CheckResult.PASSED
+        return CheckResult(True)
     issues = [f"forbidden pattern `{pattern}` matches {_where(text, m)}" for m in hits[:MAX_QUOTED]]
     if len(hits) > MAX_QUOTED:
         issues.append(f"... and {len(hits) - MAX_QUOTED} more matches of `{pattern}`")
@@ -127,11 +127,11 @@ def contains(
     how = _how(ignore_case, whole_word)
     if mode == "any":
         if len(missing) < len(found):
-            return CheckResult.PASSED
+            return CheckResult(True)
         listing = ", ".join(repr(v) for v in missing)
         return CheckResult(False, [f"the text contains none of {listing}{how}; add one of them"])
     if not missing:
-        return CheckResult.PASSED
+        return CheckResult(True)
     return CheckResult(False, [f"the text does not contain {v!r}{how}; add it" for v in missing])
 
 
@@ -157,7 +157,7 @@ def not_contains(
     found = _found(text, banned, ignore_case, whole_word)
     present = {v: m for v, m in found.items() if m is not None}
     if not present or (mode == "all" and len(present) < len(found)):
-        return CheckResult.PASSED
+        return CheckResult(True)
     how = _how(ignore_case, whole_word)
     issues = [
         f"remove forbidden {v!r}{how}, found as {_where(text, m)}" for v, m in present.items()
@@ -177,7 +177,7 @@ def _edge(text: str, value: str, ignore_case: bool, at_start: bool) -> bool:
 def starts_with(text: str, *, value: NonEmpty, ignore_case: bool = False) -> CheckResult:
     """The text, leading whitespace aside, starts with ``value``."""
     if _edge(text, value, ignore_case, at_start=True):
-        return CheckResult.PASSED
+        return CheckResult(True)
     head = text.strip()[: max(len(value), 20)]
     return CheckResult(False, [f"the text must start with {value!r} but starts with {quote(head)}"])
 
@@ -185,7 +185,7 @@ def starts_with(text: str, *, value: NonEmpty, ignore_case: bool = False) -> Che
 def ends_with(text: str, *, value: NonEmpty, ignore_case: bool = False) -> CheckResult:
     """The text, trailing whitespace aside, ends with ``value``."""
     if _edge(text, value, ignore_case, at_start=False):
-        return CheckResult.PASSED
+        return CheckResult(True)
     tail = text.strip()[-max(len(value), 20) :]
     return CheckResult(False, [f"the text must end with {value!r} but ends with {quote(tail)}"])
 

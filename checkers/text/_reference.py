@@ -91,7 +91,7 @@ def matches_reference(
             score=score,
         )
     if got == want:
-        return CheckResult.PASSED
+        return CheckResult(True)
     at = _first_difference(got, want)
     how = {"none": "exactly", "whitespace": "up to whitespace", "case": "up to whitespace and case"}
     return CheckResult(

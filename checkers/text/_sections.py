@@ -70,4 +70,4 @@ def required_sections(text: str, *, sections: Sections, ordered: bool = False) -
     if ordered:
         issues = _out_of_order(tuple(dict.fromkeys(sections)), found)
         return CheckResult(not issues, issues)
-    return CheckResult.PASSED
+    return CheckResult(True)

@@ -87,7 +87,7 @@ def tool_called(
         where = ", ".join(map(str, at[:10])) + (", ..." if made > 10 else "")
         issue = f"{name!r} was called {_times(made)} (messages {where})"
         return CheckResult(False, [f"{issue}; at most {max} allowed"])
-    return CheckResult.PASSED
+    return CheckResult(True)
 
 
 def tool_not_called(
@@ -107,7 +107,7 @@ def tool_not_called(
         if c.name in forbidden:
             issues.append(f"forbidden tool {c.name!r} was called: {call_text(c)}")
     if not issues:
-        return CheckResult.PASSED
+        return CheckResult(True)
     return CheckResult(False, listed(issues, "more forbidden calls"))
 
 
@@ -152,7 +152,7 @@ def tool_args_match(
     for c in transcript.calls:
         if c.name == name:
             if fits(args, c.args):
-                return CheckResult.PASSED
+                return CheckResult(True)
             made.append(c)
     if not made:
         return CheckResult(False, [f"{name!r} was never called"])
@@ -184,7 +184,7 @@ def step_count(
         return CheckResult(False, [f"the agent took {_steps(steps)}; it needs at least {min}"])
     if max is not None and steps > max:
         return CheckResult(False, [f"the agent took {_steps(steps)}; at most {max} allowed"])
-    return CheckResult.PASSED
+    return CheckResult(True)
 
 
 def _times(n: int) -> str:

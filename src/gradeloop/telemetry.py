@@ -47,7 +47,6 @@ import contextlib
 import functools
 import importlib.util
 import inspect
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
@@ -148,35 +147,10 @@ def _tracer() -> Any:
             AVAILABLE = False
             return None
         _trace, _context = trace, context
-    provider = _provider
-    if provider is None:
-        if _no_global_provider():
-            return None  # the usual case, settled without OpenTelemetry's environment read
-        provider = _trace.get_tracer_provider()
-    # a tuple: ``A | B`` would build a union object on every grade
-    if isinstance(provider, (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)):
+    provider = _provider if _provider is not None else _trace.get_tracer_provider()
+    if isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
         return None  # nothing configured: nothing would be recorded
     return provider.get_tracer(_NAME)
-
-
-_env_provider: bool | None = None  # whether OTEL_PYTHON_TRACER_PROVIDER was set, read once
-
-
-def _no_global_provider() -> bool:
-    """True when no global provider is set and none is named in the environment.
-
-    ``get_tracer_provider()`` looks ``OTEL_PYTHON_TRACER_PROVIDER`` up in
-    ``os.environ`` on every call until a provider is set, and a miss there costs
-    more than a grade's own bookkeeping for one key (a ``KeyError`` raised and
-    caught). gradeloop reads that variable once, the first time it grades; a
-    provider set in code (``trace.set_tracer_provider``) is seen at once, from the
-    API's module global (if a later API renames it, the full call is made)."""
-    global _env_provider
-    if getattr(_trace, "_TRACER_PROVIDER", _trace) is not None:
-        return False  # set (or an API without that global): ask the API itself
-    if _env_provider is None:
-        _env_provider = os.environ.get("OTEL_PYTHON_TRACER_PROVIDER") is not None
-    return not _env_provider
 
 
 # -- decorators --------------------------------------------------------------------

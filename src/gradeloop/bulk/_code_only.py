@@ -1,6 +1,7 @@
-"""A batch with no judge to ask: graded in plain threads, each draft as grade() grades
-it, with no event loop (one thread when every checker is gradeloop's own, which only
-compute; ``concurrency`` threads when a plugin's checker may wait on I/O)."""
+"""A batch with no judge to ask: graded in plain threads, each draft on grade()'s own
+road (the same plan, checks and merge), with no event loop (one thread when every
+checker is gradeloop's own, which only compute; ``concurrency`` threads when a
+plugin's checker may wait on I/O)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from .. import telemetry
 from ..errors import GradeloopError
 from ..grading._checks import CheckerInfo, call_checker, run_checker
-from ..grading._context import CheckContext, make_context
-from ..grading._files import DRAFT_WARN_CHARS, warn_if_large
-from ..grading._grade import (
-    Evaluation,
-    GradePlan,
-    check_keys,
-    code_evaluation,
-    finish_grade,
-    run_checks,
-)
+from ..grading._grade import Evaluation, finish_grade, run_checks, start_plan
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Rubric
-from ..grading._transcript import draft_parts
 from ._items import Batch, reporter
 from ._progress import ManyProgress, ProgressCallback
 
@@ -45,29 +36,22 @@ def grade_code_only(
     bar, report = reporter(progress, len(items))
     pending = iter(range(len(items)))
     lock = threading.Lock()
-    # a text draft with no reference or metadata has the same context as every other
-    # such draft of its task (frozen, its metadata read-only): one per task, shared
-    plain: dict[str, CheckContext] = {}
-    code_only, timeout = rubric._code_only, batch.checker_timeout
 
     def work() -> None:
         for index in pending:
             item = items[index]
-            text, transcript = draft_parts(item.draft)  # a text draft is itself
-            if len(text) > DRAFT_WARN_CHARS:
-                warn_if_large(text)
-            if transcript is None and item.reference is None and not item.metadata:
-                context = plain.get(item.task) or plain.setdefault(
-                    item.task, make_context(item.task)
-                )
-            else:
-                context = make_context(item.task, item.reference, item.metadata, transcript)
-            if code_only:  # as grade() grades it: the checks, then their evaluation
-                found = check_keys(rubric, reg, text, context, check, timeout, {})
-                evaluation = code_evaluation(rubric, found, item.output_id)
-            else:  # judge keys left unchecked (skip_judge), or shadows: the whole road
-                plan = GradePlan(rubric, reg, text, item.task, context, {}, (), timeout, transcript)
-                evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
+            plan = start_plan(
+                item.draft,
+                rubric,
+                task=item.task,
+                judge=batch.judge,  # asked nothing: why the batch is here
+                skip_judge=batch.skip_judge,
+                registry=reg,
+                reference=item.reference,
+                metadata=item.metadata,
+                checker_timeout=batch.checker_timeout,
+            )
+            evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
             results[index] = evaluation
             if report is not None:
                 with lock:

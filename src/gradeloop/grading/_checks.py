@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, NoReturn
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -32,69 +32,25 @@ from ._context import CONTEXT_PARAM, CheckContext
 CheckerFn = Callable[..., Any]
 
 
-_NO_ISSUES: list[str] = []  # CheckResult's default: a fresh list is made in its place
-_setattr = object.__setattr__
-
-
 @dataclass(frozen=True)
 class CheckResult:
     """What a checker says about one draft.
 
     ``passed`` decides a pass/fail criterion; ``issues`` are specific, actionable
     sentences fed back to the generator; ``score`` (0-10) is optional and decides a
-    scored criterion (``score >= threshold``).
+    scored criterion (``score >= threshold``). A checker may also return a bare
+    ``bool``, which grading reads as ``CheckResult(passed)``.
     """
 
     passed: bool
     issues: list[str] = field(default_factory=list)
     score: float | None = None
 
-    #: A pass with nothing to say: one shared result, whose ``issues`` cannot change.
-    #: A checker that runs on every draft may return it (gradeloop's own do), and
-    #: grading settles it without a look at its fields; ``CheckResult(True)`` is the
-    #: same value, built anew.
-    PASSED: ClassVar[CheckResult]
-
-    def __init__(
-        self, passed: bool, issues: list[str] = _NO_ISSUES, score: float | None = None
-    ) -> None:
-        # Written out rather than generated: every check of every draft builds one, and
-        # the dataclass's __init__ (a setattr a field, then __post_init__) is twice
-        # this. Same checks, same fields (a test compares the two); a subclass that is
-        # a dataclass gets the generated __init__, which calls __post_init__.
-        if passed.__class__ is not bool:
-            raise TypeError(f"CheckResult.passed must be a bool, not {type(passed).__name__}")
-        if score is not None:
-            _check_score(score)
-        _setattr(self, "__dict__", {
-            "passed": passed, "issues": [] if issues is _NO_ISSUES else issues, "score": score
-        })  # fmt: skip
-
     def __post_init__(self) -> None:
         if not isinstance(self.passed, bool):
             raise TypeError(f"CheckResult.passed must be a bool, not {type(self.passed).__name__}")
         if self.score is not None:
             _check_score(self.score)
-
-
-class _NoIssues(list[str]):
-    """The empty, unchangeable issues of :attr:`CheckResult.PASSED`: a list to every
-    reader (it equals ``[]``, and ``+`` makes a new list), an error to any change."""
-
-    __slots__ = ()
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise TypeError(
-            "CheckResult.PASSED is shared by every pass and its issues cannot change; "
-            "return CheckResult(True, [...]) for a pass with something to say"
-        )
-
-    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-
-
-CheckResult.PASSED = CheckResult(True, _NoIssues())
-_PASSED = CheckResult.PASSED
 
 
 def _check_score(score: object) -> None:
@@ -311,18 +267,13 @@ def call_checker(
 ) -> CheckResult:
     """:func:`run_checker` without the span (what grading calls when tracing is off)."""
     try:
-        if not info.wants_context:
-            raw = info.fn(text, **options)
-        else:
+        if info.wants_context:
             ctx = context if context is not None else CheckContext()
-            if CONTEXT_PARAM in options:  # only a checker taking **kwargs can be given one
-                raw = info.fn(text, **{**options, CONTEXT_PARAM: ctx})
-            else:  # the usual case, without a merged copy of the options
-                raw = info.fn(text, **options, context=ctx)
+            raw = info.fn(text, **{**options, CONTEXT_PARAM: ctx})
+        else:
+            raw = info.fn(text, **options)
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
         return checker_raised(info, exc)
-    if raw is _PASSED or (type(raw) is CheckResult and type(raw.issues) is list and not raw.issues):
-        return raw  # the common cases, settled without a call: its __init__ checked it
     return settled(info, raw)
 
 
@@ -352,8 +303,6 @@ def settled(info: CheckerInfo, raw: object) -> CheckResult:
 def _checked_result(name: str, raw: CheckResult) -> CheckResult:
     """``raw`` if its fields hold what CheckResult promises; a subclass can skip its
     checks, and a non-bool ``passed`` would otherwise reach the verdict."""
-    if type(raw) is CheckResult and type(raw.issues) is list and not raw.issues:
-        return raw  # its __init__ checked passed and score
     kind = type(raw).__name__
     problem = None
     if not isinstance(raw.passed, bool):

@@ -58,8 +58,8 @@ def make_context(
     change what the next checker sees). ``reference`` is a string, None, or a
     transcript (a :class:`~gradeloop.Transcript` or a list of message dicts)."""
     reference_transcript = None
-    if reference.__class__ is Transcript:  # read already (the usual transcript reference)
-        reference_transcript, reference = reference, reference._final
+    if isinstance(reference, Transcript):
+        reference_transcript, reference = reference, reference.final_text
     elif reference is not None and not isinstance(reference, str):
         try:
             reference_transcript = as_transcript(reference, what="reference")
@@ -70,25 +70,15 @@ def make_context(
             ) from None
         assert reference_transcript is not None
         reference = reference_transcript.final_text
-    if metadata is None:
-        shown = _NO_METADATA  # read-only and empty: one serves every context
-    elif isinstance(metadata, Mapping):
-        shown = MappingProxyType(dict(metadata))
-    else:
+    if metadata is not None and not isinstance(metadata, Mapping):
         raise TypeError(f"metadata must be a mapping or None, not {type(metadata).__name__}")
-    # built as the dataclass would build it, without its field-by-field __init__ (one
-    # context per draft graded); a test compares the two
-    context = _new(CheckContext)
-    _setattr(context, "__dict__", {
-        "task": task, "reference": reference, "metadata": shown, "transcript": transcript,
-        "reference_transcript": reference_transcript,
-    })  # fmt: skip
-    return context
-
-
-_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
-_new = object.__new__
-_setattr = object.__setattr__
+    return CheckContext(
+        task=task,
+        reference=reference,
+        metadata=MappingProxyType(dict(metadata or {})),
+        transcript=transcript,
+        reference_transcript=reference_transcript,
+    )
 
 
 def takes_context(fn: Callable[..., Any]) -> bool:

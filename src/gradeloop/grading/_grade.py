@@ -16,15 +16,11 @@ from typing import Any, Protocol, runtime_checkable
 from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
 from ._calls import judge_calls
-from ._checks import (
-    CheckResult,
-    call_checker,
-    run_checker,
-)
-from ._code_keys import check_keys
+from ._checks import CheckResult, call_checker, run_checker
+from ._code_keys import CodeKey, check_keys, look_up
 from ._context import CheckContext, make_context
-from ._files import DRAFT_WARN_CHARS, warn_if_large
-from ._merge import EveryKeyMet, code_evaluation, merge, overall
+from ._files import warn_if_large
+from ._merge import merge, overall
 from ._registry import Registry, default_registry
 from ._results import CriterionResult, Evaluation
 from ._rubric import DEFAULT_CHECKER_TIMEOUT, Criterion, Rubric, checker_timeout_problem
@@ -93,12 +89,9 @@ def grade(
     fails; a judge failure is never turned into a pass.
     """
     tracer = telemetry.active_tracer()  # looked up once: the grade's and the checks' spans
-    if tracer is None:
-        return _graded(
-            draft, rubric, task, judge, skip_judge, registry, reference, metadata,
-            checker_timeout, call_checker,
-        )  # fmt: skip
     args = (draft, rubric, task, judge, skip_judge, registry, reference, metadata)
+    if tracer is None:
+        return _graded(*args, checker_timeout, call_checker)
     result: Evaluation = telemetry.grade_span(
         tracer, functools.partial(_graded, *args, checker_timeout, run_checker)
     )
@@ -118,23 +111,6 @@ def _graded(
     check: Callable[..., CheckResult],
 ) -> Evaluation:
     """:func:`grade`'s work, inside its span when spans are recorded."""
-    if not isinstance(rubric, Rubric):
-        rubric = Rubric.from_dict(rubric, registry=registry)
-    if rubric._code_only:  # code keys alone (and no shadows): no judge to ask
-        timeout = (
-            rubric.checker_timeout if checker_timeout is None else _timeout(rubric, checker_timeout)
-        )
-        transcript: Transcript | None
-        if type(draft) is Transcript:  # read already: nothing is read again
-            text, transcript = draft._final, draft
-        else:  # a text draft is itself; a list of messages is read here
-            text, transcript = draft_parts(draft)
-        if len(text) > DRAFT_WARN_CHARS:
-            warn_if_large(text)
-        context = make_context(task, reference, metadata, transcript)
-        reg = registry or default_registry()
-        results = check_keys(rubric, reg, text, context, check, timeout, {})
-        return code_evaluation(rubric, results)
     plan = start_plan(
         draft,
         rubric,
@@ -172,6 +148,7 @@ class GradePlan:
     asked: tuple[Criterion, ...]
     checker_timeout: float = DEFAULT_CHECKER_TIMEOUT
     transcript: Transcript | None = None  # the draft, when it is an agent's transcript
+    code_keys: tuple[CodeKey, ...] = ()  # each code key with its checker, looked up
 
     @property
     def judge_draft(self) -> str:
@@ -206,7 +183,16 @@ def start_plan(
     context = make_context(task, reference, metadata, transcript)
     asked = judge_request(rubric) if judge is not None and not skip_judge else ()
     return GradePlan(
-        rubric, reg, text, task, context, {}, tuple(asked), float(checker_timeout), transcript
+        rubric=rubric,
+        registry=reg,
+        draft=text,
+        task=task,
+        context=context,
+        results={},
+        asked=tuple(asked),
+        checker_timeout=float(checker_timeout),
+        transcript=transcript,
+        code_keys=look_up(rubric, reg),
     )
 
 
@@ -223,22 +209,13 @@ def _timeout(rubric: Rubric, checker_timeout: float | None) -> float:
 def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None) -> GradePlan:
     """Run the code-filled keys' checkers into ``plan.results``; ``plan`` back.
 
-    gradeloop's own checkers (bounded in time by their tests) run here; any other
-    runs in a watched worker thread (:mod:`._watch`), where one still running after
-    ``plan.checker_timeout`` is an error and the rest run on. ``check`` calls one
-    checker (by default with a span when spans are recorded)."""
-    if plan.rubric.code_criteria:
-        if check is None:
-            check = run_checker if telemetry.tracing() else call_checker
-        check_keys(
-            plan.rubric,
-            plan.registry,
-            plan.draft,
-            plan.context,
-            check,
-            plan.checker_timeout,
-            plan.results,
-        )
+    ``check`` calls one checker (by default with a span when spans are recorded);
+    see :func:`~gradeloop.grading._code_keys.check_keys`."""
+    if check is None:
+        check = run_checker if telemetry.tracing() else call_checker
+    plan.results.update(
+        check_keys(plan.code_keys, plan.draft, plan.context, check, plan.checker_timeout)
+    )
     return plan
 
 
@@ -250,41 +227,41 @@ def finish_grade(
     output_id: str = "",
 ) -> Evaluation:
     """Merge the judge's answer (None when it was not asked) into the Evaluation."""
-    rubric, judge_criteria = plan.rubric, plan.rubric.judge_criteria
-    if rubric._code_only:
-        return code_evaluation(rubric, plan.results, output_id, calls)
-    results = dict(plan.results) if judge_criteria else plan.results
-    answer = answer or _NO_ANSWER
-    if plan.asked:
-        if answer.own is not None:
-            for c in judge_criteria:
-                results[c.key] = _from_judge(c, answer.own)
-    elif judge_criteria:
-        for c in judge_criteria:
-            results[c.key] = CriterionResult(
-                key=c.key,
-                weight=c.weight,
-                score=0.0,
-                passed=False,
-                source="judge",
-                filled_by="judge",
-                issues=("not checked: filled by the judge",),
-                checked=False,
-            )
-    ran = bool(plan.asked)
-    shadows = (
-        _shadow_results(rubric, plan, results, answer, ran_judge=ran) if rubric.shadowed else ()
-    )
-    verdict = answer.own if judge_criteria else None
+    rubric = plan.rubric
+    results = dict(plan.results)
+    answer = answer or _JudgeAnswer()
+    for c in rubric.judge_criteria:
+        if not plan.asked:
+            results[c.key] = CriterionResult.not_checked(c)
+        elif answer.own is not None:
+            results[c.key] = _from_judge(c, answer.own)
+    shadows = _shadow_results(rubric, plan, results, answer) if rubric.shadowed else ()
+    verdict = answer.own if rubric.judge_criteria else None
     return merge(
         rubric,
         results,
         verdict,
         shadows=shadows,
-        judge_called=verdict is not None or ran,
+        judge_called=verdict is not None or bool(plan.asked),
         judge_calls=calls,
         output_id=output_id,
     )
+
+
+def failed_evaluation(plan: GradePlan, error: str, calls: tuple[Any, ...] = ()) -> Evaluation:
+    """The evaluation of a draft whose judge failed: code keys as graded, judge keys
+    not met (their issue names the failure), never accepted."""
+    results = dict(plan.results)
+    for c in plan.rubric.judge_criteria:
+        results[c.key] = CriterionResult.failed(c, "the judge gave no verdict")
+    verdict = Verdict(
+        reasoning=f"The judge failed: {error}",
+        criteria_met={},
+        passed=False,
+        issues=[f"the judge failed: {error}"],
+    )
+    evaluation = merge(plan.rubric, results, verdict)
+    return replace(evaluation, judge_error=error, judge_calls=calls, judge_called=True)
 
 
 @dataclass(frozen=True)
@@ -295,9 +272,6 @@ class _JudgeAnswer:
     own: Verdict | None = None
     shadow_issues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error: str | None = None
-
-
-_NO_ANSWER = _JudgeAnswer()
 
 
 def _ask_judge(
@@ -321,9 +295,8 @@ def _shadow_results(
     plan: GradePlan,
     results: Mapping[str, CriterionResult],
     answer: _JudgeAnswer,
-    *,
-    ran_judge: bool,
 ) -> tuple[ShadowResult, ...]:
+    ran_judge = bool(plan.asked)
     out = []
     for c in rubric.shadowed:
         primary = results[c.key]
@@ -442,46 +415,38 @@ def _judged_result(c: Criterion, v: Verdict) -> CriterionResult:
     if c.scale == "score":
         raw = v.scores.get(c.key)
         if raw is None or not math.isfinite(raw) or not 1 <= raw <= 10:
-            return CriterionResult(
-                c.key,
-                c.weight,
-                0.0,
-                False,
-                "judge",
-                "judge",
-                (f"the judge gave no score for {c.key!r}",),
-                fb,
-                error="no score",
-            )
+            issue = f"the judge gave no score for {c.key!r}"
+            return CriterionResult.failed(c, issue, feedback=fb, error="no score")
         score = float(raw)  # call_judge let only integers 1-10 through: never clamped
         met = score >= c.pass_threshold  # decided here, never by the judge's boolean
         issues = () if met else (f"scored {score:g}, needs {c.pass_threshold:g}",)
-        return CriterionResult(c.key, c.weight, score, met, "judge", "judge", issues, fb)
-    claim = v.criteria_met.get(c.key)
-    if claim is None:
-        return CriterionResult(
-            c.key,
-            c.weight,
-            0.0,
-            False,
-            "judge",
-            "judge",
-            (f"the judge gave no verdict on {c.key!r}",),
-            fb,
-        )
-    met = claim is True
-    return CriterionResult(c.key, c.weight, 10.0 if met else 0.0, met, "judge", "judge", (), fb)
+    else:
+        claim = v.criteria_met.get(c.key)
+        if claim is None:
+            issue = f"the judge gave no verdict on {c.key!r}"
+            return CriterionResult.failed(c, issue, feedback=fb)
+        met = claim is True
+        score, issues = (10.0 if met else 0.0), ()
+    return CriterionResult(
+        key=c.key,
+        weight=c.weight,
+        score=score,
+        passed=met,
+        source="judge",
+        filled_by="judge",
+        issues=issues,
+        feedback=fb,
+    )
 
 
 __all__ = [
     "CriterionResult",
     "Evaluation",
-    "EveryKeyMet",
     "GradePlan",
     "Judge",
     "call_judge",
     "check_keys",
-    "code_evaluation",
+    "failed_evaluation",
     "finish_grade",
     "grade",
     "judge_answer",

@@ -1,6 +1,5 @@
-"""What grading returns: a key's result (:class:`CriterionResult`) and a draft's
-(:class:`Evaluation`), and how grading builds them for every draft without their
-generic constructors (tests hold each to the constructor)."""
+"""What grading returns: a key's result (:class:`CriterionResult`, with a named
+constructor for each way a key comes out) and a draft's (:class:`Evaluation`)."""
 
 from __future__ import annotations
 
@@ -9,12 +8,14 @@ import math
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ._shadow import (
-    ShadowResult,
-)
+from ._checks import CheckerFailure, CheckResult
+from ._shadow import ShadowResult
 from ._verdict import Verdict
+
+if TYPE_CHECKING:
+    from ._criterion import Criterion
 
 Source = Literal["code", "judge"]
 
@@ -45,6 +46,75 @@ class CriterionResult:
     samples: tuple[bool | float, ...] = ()
     error: str | None = None
     judging: Mapping[str, Any] | None = None  # how the key was judged: a jury's votes, orders
+
+    @classmethod
+    def from_check(cls, c: Criterion, filled_by: str, result: CheckResult) -> CriterionResult:
+        """A code key's result from what its checker (``filled_by``) said.
+
+        A scored key is met when the checker passed and its score (10 or 0 from
+        ``passed`` when it gave none) reaches the threshold; a key not met with
+        nothing said gets the criterion's description as its issue. A
+        :class:`~gradeloop.grading._checks.CheckerFailure` (the checker raised or
+        returned junk) is an error, not the draft's failure."""
+        if c.scale == "score":
+            score = result.score if result.score is not None else (10.0 if result.passed else 0.0)
+            met = result.passed and score >= c.pass_threshold
+        else:
+            score = 10.0 if result.passed else 0.0
+            met = result.passed
+        issues = tuple(result.issues)
+        if not met and not issues:
+            issues = (f"does not meet: {c.description}",)
+        return cls(
+            key=c.key,
+            weight=c.weight,
+            score=float(score),
+            passed=met,
+            source="code",
+            filled_by=filled_by,
+            issues=issues,
+            feedback="; ".join(issues) or None,
+            error="; ".join(result.issues) if isinstance(result, CheckerFailure) else None,
+        )
+
+    @classmethod
+    def failed(
+        cls,
+        c: Criterion,
+        issue: str,
+        *,
+        filled_by: str | None = None,
+        error: str | None = None,
+        feedback: str | None = None,
+    ) -> CriterionResult:
+        """A key not met for ``issue`` (score 0), filled as the criterion says
+        (``filled_by``: the checker that ran, when another). With ``error`` set (why
+        no answer could be had) its status is ``error``."""
+        return cls(
+            key=c.key,
+            weight=c.weight,
+            score=0.0,
+            passed=False,
+            source=c.source,
+            filled_by=c.filled_by if filled_by is None else filled_by,
+            issues=(issue,),
+            feedback=feedback,
+            error=error,
+        )
+
+    @classmethod
+    def not_checked(cls, c: Criterion) -> CriterionResult:
+        """A judge key left out of code-only grading: never met, status ``not_checked``."""
+        return cls(
+            key=c.key,
+            weight=c.weight,
+            score=0.0,
+            passed=False,
+            source="judge",
+            filled_by="judge",
+            issues=("not checked: filled by the judge",),
+            checked=False,
+        )
 
     @property
     def name(self) -> str:
@@ -189,101 +259,6 @@ class Evaluation:
 def _round(x: float) -> float | None:
     """Rounded for JSON; None for a number JSON cannot hold (NaN, infinity)."""
     return round(x, 2) if math.isfinite(x) else None
-
-
-_PENDING = "_verdict_from"  # where an evaluation made by EveryKeyMet keeps its maker
-
-
-class _VerdictOnRead:
-    """``Evaluation.verdict`` for an evaluation :class:`EveryKeyMet` made without one:
-    the verdict is made on the first read and kept in the instance (from then on the
-    instance's own attribute answers, as for any other evaluation). Only such an
-    evaluation reaches this: every other one holds its verdict from its ``__init__``.
-    Equality, ``repr``, ``replace``, ``asdict``, copies and pickles read the field,
-    so they see the verdict; a test holds each to the eager evaluation."""
-
-    def __get__(self, obj: Evaluation | None, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        fields = obj.__dict__
-        # setdefault: two threads reading at once keep (and get) one verdict
-        return fields.setdefault("verdict", fields[_PENDING].verdict())
-
-
-def _evaluation_state(self: Evaluation) -> dict[str, Any]:
-    """What pickling and copying an Evaluation keep: its fields, the verdict made."""
-    state = dict(vars(self))
-    if _PENDING in state:
-        state["verdict"] = self.verdict
-        del state[_PENDING]
-    return state
-
-
-# Set on the class after the dataclass is made, so the generated __init__ and the
-# field list stay the dataclass's own (a non-data descriptor: an instance's own
-# ``verdict`` wins over it).
-setattr(Evaluation, "verdict", _VerdictOnRead())  # noqa: B010
-setattr(Evaluation, "__getstate__", _evaluation_state)  # noqa: B010
-
-_new = object.__new__
-_setattr = object.__setattr__
-
-
-def _code_result(
-    key: str,
-    weight: float,
-    score: float,
-    passed: bool,
-    filled_by: str,
-    issues: tuple[str, ...],
-    error: str | None,
-) -> CriterionResult:
-    """``CriterionResult(key, weight, score, passed, "code", filled_by, issues, ...)``
-    built without the frozen dataclass's field-by-field ``__init__`` (a third of a
-    cheap check's bookkeeping); every field is set, and a test compares the two."""
-    fields = _CODE_FIELDS.copy()  # a copy and eight stores: cheaper than a new dict of 13
-    fields["key"] = key
-    fields["weight"] = weight
-    fields["score"] = score
-    fields["passed"] = passed
-    fields["filled_by"] = filled_by
-    fields["issues"] = issues
-    fields["feedback"] = "; ".join(issues) or None
-    fields["error"] = error
-    result = _new(CriterionResult)
-    _setattr(result, "__dict__", fields)
-    return result
-
-
-# a code key's result, in field order: what every code key has, and places for the rest
-_CODE_FIELDS: dict[str, Any] = {
-    "key": "", "weight": 0.0, "score": 0.0, "passed": False, "source": "code", "filled_by": "",
-    "issues": (), "feedback": None, "checked": True, "agreement": None, "samples": (),
-    "error": None, "judging": None,
-}  # fmt: skip
-
-
-def _evaluation(
-    verdict: Verdict,
-    accepted: bool,
-    criteria: tuple[CriterionResult, ...],
-    overall_score: float | None,
-    judge_called: bool,
-    output_id: str,
-    shadows: tuple[ShadowResult, ...],
-    judge_calls: tuple[Any, ...],
-) -> Evaluation:
-    """``Evaluation(verdict=..., ...)`` built as :func:`_code_result` builds a result,
-    without the frozen dataclass's field-by-field ``__init__`` (one per draft); every
-    field is set, and a test compares the two."""
-    evaluation = _new(Evaluation)
-    _setattr(evaluation, "__dict__", {
-        "verdict": verdict, "accepted": accepted, "criteria": criteria,
-        "overall_score": overall_score, "output_id": output_id,
-        "improvement_from_previous": None, "judge_called": judge_called, "shadows": shadows,
-        "judge_calls": judge_calls, "judge_error": None,
-    })  # fmt: skip
-    return evaluation
 
 
 __all__ = ["CriterionResult", "Evaluation", "Source", "Status"]

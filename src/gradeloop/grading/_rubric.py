@@ -197,22 +197,6 @@ class Rubric(Sequence[Criterion]):
         self._shadowed = tuple(c for c in every if c.shadow is not None)
         self._judge_shadow_keys = tuple(c.key for c in every if c.shadow_source == "judge")
         self._scored_keys = frozenset(c.key for c in every if c.scale == "score")
-        self._code_only = not self._judge and not self._shadowed  # grading never asks a judge
-        # grading's shared result for each code key met with nothing to say (the
-        # same for every such draft; grading/_grade.py builds and keeps them)
-        self._met: dict[str, Any] = {}
-        # what a code-only draft that met every key that way merges to (_grade.EveryKeyMet)
-        self._all_met: Any = None
-        # (registry, its version, each code key's checker): grading's look-up, kept
-        self._resolved: Any = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        """What pickling and copying keep: the rubric, without what grading kept on it
-        (the checkers it looked up hold their registry, which cannot be pickled);
-        the copy looks them up again when it first grades."""
-        state = dict(self.__dict__)
-        state.update(_met={}, _all_met=None, _resolved=None)
-        return state
 
     # -- construction --------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._issue_keys import is_about
 from ._rubric import Criterion
 from ._verdict import Verdict
 
@@ -154,11 +155,6 @@ def _met(c: Criterion, v: Verdict) -> bool | None:
     return float(value) >= c.pass_threshold if c.scale == "score" else value is True
 
 
-def _about(issue: str, key: str) -> bool:
-    head = issue.lstrip(" -*`'\"")
-    return head.startswith(key) and head[len(key) : len(key) + 1] in ("", ":", " ", "`", ")", ",")
-
-
 def _issues(
     criteria: Sequence[Criterion],
     first: Verdict,
@@ -167,13 +163,13 @@ def _issues(
     samples: Mapping[str, KeySamples],
 ) -> list[str]:
     keys = [c.key for c in criteria]
-    out = [i for i in first.issues if not any(_about(i, k) for k in keys)]
+    out = [i for i in first.issues if not any(is_about(i, k) for k in keys)]
     for key in keys:
         if met.get(key, False):
             continue
         found: list[str] = []
         for v in votes.get(key, ()):
-            found = [i for i in v.issues if _about(i, key)]
+            found = [i for i in v.issues if is_about(i, key)]
             if found:
                 break
         if not found and key in samples:

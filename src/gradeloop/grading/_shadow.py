@@ -23,6 +23,7 @@ from typing import Any, Literal
 from ..errors import GradeloopError
 from ._checks import CheckResult
 from ._context import CONTEXT_PARAM, CheckContext
+from ._issue_keys import is_about, issue_key
 from ._registry import Registry
 from ._rubric import JUDGE, Criterion, Rubric
 from ._verdict import Verdict
@@ -214,7 +215,7 @@ def split_verdict(
     kept_issues: list[str] = []
     shadow_issues: dict[str, list[str]] = {k: [] for k in shadow_keys}
     for issue in verdict.issues:
-        key = _issue_key(issue, shadows)
+        key = issue_key(issue, shadows)
         (shadow_issues[key] if key is not None else kept_issues).append(issue)
     own = verdict.model_copy(
         update={
@@ -230,17 +231,4 @@ def split_verdict(
 
 def issues_about(issues: Sequence[str], key: str) -> tuple[str, ...]:
     """The issues in ``issues`` that start with ``key`` (as the judge is told to write)."""
-    return tuple(i for i in issues if _issue_key(i, {key}) is not None)
-
-
-_AFTER_KEY = ("", ":", " ", "`", "'", '"', ")", ",")
-
-
-def _issue_key(issue: str, keys: set[str]) -> str | None:
-    """The shadow key an issue is about, by the key it starts with (as the judge is told)."""
-    head = issue.lstrip(" -*`'\"")
-    for key in sorted(keys, key=len, reverse=True):  # "len_max" before "len"
-        # a key may hold '-', so "len-max: ..." is not about the key "len"
-        if head.startswith(key) and head[len(key) : len(key) + 1] in _AFTER_KEY:
-            return key
-    return None
+    return tuple(i for i in issues if is_about(i, key))

@@ -209,8 +209,8 @@ def draft_parts(draft: Any, *, what: str = "draft") -> tuple[str, Transcript | N
     """``(the text text checkers read, the transcript or None)`` of a draft."""
     if isinstance(draft, str):
         return draft, None
-    if isinstance(draft, Transcript):  # read already (once per draft graded: no call)
-        return draft._final, draft
+    if isinstance(draft, Transcript):
+        return draft.final_text, draft
     transcript = as_transcript(draft, what=what)
     assert transcript is not None
     return transcript.final_text, transcript

@@ -31,35 +31,6 @@ class Verdict(BaseModel):
     feedback: dict[str, str] = Field(default_factory=dict)
 
 
-_FIELDS = frozenset(Verdict.model_fields)
-_new = object.__new__
-_setattr = object.__setattr__
-
-
-def built_verdict(
-    reasoning: str,
-    criteria_met: dict[str, bool],
-    passed: bool,
-    issues: list[str],
-    scores: dict[str, float],
-    feedback: dict[str, str],
-) -> Verdict:
-    """``Verdict(reasoning=..., ...)`` (every field given) for values gradeloop built
-    itself from results it already checked, without validating them again: what
-    ``Verdict.model_construct`` does, at a quarter of its cost and a third of the
-    validated constructor's. Grading builds one per draft. The arguments become the
-    verdict's own (pass fresh containers); a test compares it with the validated one."""
-    verdict = _new(Verdict)
-    _setattr(verdict, "__dict__", {
-        "reasoning": reasoning, "criteria_met": criteria_met, "passed": passed,
-        "issues": issues, "scores": scores, "feedback": feedback,
-    })  # fmt: skip
-    _setattr(verdict, "__pydantic_fields_set__", set(_FIELDS))
-    _setattr(verdict, "__pydantic_extra__", None)
-    _setattr(verdict, "__pydantic_private__", None)
-    return verdict
-
-
 def accepted(verdict: Verdict, keys: Iterable[str]) -> bool:
     """The gate: the claim **and** the evidence, covering every key asked about.
 
@@ -70,15 +41,7 @@ def accepted(verdict: Verdict, keys: Iterable[str]) -> bool:
     if verdict.passed is not True:
         return False
     met = verdict.criteria_met
-    # plain loops, not all() over generators: a third of the cost, and every draft
-    # graded passes here
-    for key in keys:
-        if key not in met:
-            return False
-    for value in met.values():  # noqa: SIM110
-        if value is not True:
-            return False
-    return True
+    return all(key in met for key in keys) and all(value is True for value in met.values())
 
 
 def as_feedback(issues: Iterable[str] | None) -> str:

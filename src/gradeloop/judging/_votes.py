@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ..grading._issue_keys import is_about
 from ..grading._rubric import Criterion
 from ..grading._samples import KeySamples, SampledVerdict
 from ..grading._verdict import Verdict
@@ -193,11 +194,6 @@ def _self_agreement(key: str, answers: Mapping[str, Verdict]) -> dict[str, float
     return out
 
 
-def _about(issue: str, key: str) -> bool:
-    head = issue.lstrip(" -*`'\"")
-    return head.startswith(key) and head[len(key) : len(key) + 1] in ("", ":", " ", "`", ")", ",")
-
-
 def _issues(
     c: Criterion, answers: Mapping[str, Verdict], cast: Mapping[str, Value], d: KeyDecision
 ) -> list[str]:
@@ -206,7 +202,7 @@ def _issues(
     out: list[str] = []
     for name, value in cast.items():
         if not _met(c, value):
-            out.extend(i for i in answers[name].issues if _about(i, c.key))
+            out.extend(i for i in answers[name].issues if is_about(i, c.key))
     if d.note is not None:
         out.append(f"{c.key}: {d.note}")
     elif not out:
