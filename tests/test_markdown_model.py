@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradeloop_checkers.markdown import Fence, _model
+from gradeloop_checkers.markdown import _model
 
 
 @pytest.fixture(autouse=True)
@@ -44,25 +43,3 @@ def test_cached_language_is_the_uncached_one(info: str) -> None:
     assert _model.language_of(info) == first
     m = _model._LANGUAGE.match(info)
     assert first == (m.group(1).lower() if m else "")
-
-
-@given(
-    st.integers(),
-    st.integers(),
-    st.text(max_size=5),
-    st.text(max_size=5),
-    st.text(max_size=20),
-    st.booleans(),
-)
-@settings(max_examples=50)
-def test_make_fence_is_the_dataclass_constructor(
-    line: int, end: int, language: str, info: str, source: str, closed: bool
-) -> None:
-    fast = _model.make_fence(line, end, language, info, source, closed)
-    slow = Fence(line, end, language, info, source, closed)
-    assert type(fast) is Fence
-    assert fast == slow
-    assert hash(fast) == hash(slow)
-    assert repr(fast) == repr(slow)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.line = 0  # type: ignore[misc]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ._inline import unescape
-from ._model import Fence, language_of, make_fence
+from ._model import Fence, language_of
 
 # a line opening an HTML block or math; "\n" first, not "(?:^|\n)": a pattern that may
 # match at any position is tried at every one (slow), a literal line end is found at
@@ -125,4 +125,4 @@ def _closes(text: str, mark: tuple[int, int], char: str, length: int) -> bool:
 def _fence(line: int, end_line: int, info: str, body: str, closed: bool) -> Fence:
     if "\\" in info or "&" in info:
         info = unescape(info)
-    return make_fence(line + 1, end_line + 1, language_of(info) if info else "", info, body, closed)
+    return Fence(line + 1, end_line + 1, language_of(info) if info else "", info, body, closed)

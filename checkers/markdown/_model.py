@@ -50,27 +50,6 @@ class Fence:
     closed: bool
 
 
-# A frozen dataclass's __init__ sets each field through object.__setattr__, which
-# costs several times a slot's own setter; the scanners build every Fence here.
-_new_fence = object.__new__
-_SET_FENCE_FIELDS = tuple(
-    getattr(Fence, name).__set__ for name in ("line", "end", "language", "info", "source", "closed")
-)
-
-
-def make_fence(line: int, end: int, language: str, info: str, source: str, closed: bool) -> Fence:
-    """``Fence(line, end, language, info, source, closed)``, built faster."""
-    fence: Fence = _new_fence(Fence)
-    set_line, set_end, set_language, set_info, set_source, set_closed = _SET_FENCE_FIELDS
-    set_line(fence, line)
-    set_end(fence, end)
-    set_language(fence, language)
-    set_info(fence, info)
-    set_source(fence, source)
-    set_closed(fence, closed)
-    return fence
-
-
 @dataclass(frozen=True, slots=True)
 class Unit:
     """One prose unit: a paragraph, heading, list item's first paragraph, footnote, cell...

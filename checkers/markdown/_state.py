@@ -13,7 +13,7 @@ import re
 from bisect import bisect_left
 
 from ._linkdefs import definitions_end
-from ._model import Fence, Unit, UnitKind, language_of, make_fence
+from ._model import Fence, Unit, UnitKind, language_of
 
 QUOTE, ITEM, FOOTNOTE = 0, 1, 2  # containers
 PARA, FENCE, CODE, HTML, MATH, TABLE = range(6)  # leaves
@@ -168,7 +168,7 @@ class State:
 
             info = unescape(info)
         source = "\n".join(leaf.lines) + "\n" if leaf.lines else ""
-        fence = make_fence(leaf.line + 1, end + 1, language_of(info), info, source, closed)
+        fence = Fence(leaf.line + 1, end + 1, language_of(info), info, source, closed)
         self.fences.append(fence)
 
     def _add_paragraph(self, leaf: Leaf) -> None:

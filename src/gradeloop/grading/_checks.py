@@ -54,7 +54,7 @@ class CheckResult:
 
 
 def _check_score(score: object) -> None:
-    if not (isinstance(score, int | float) and math.isfinite(score) and 0 <= score <= 10):
+    if not (isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 10):
         raise ValueError(f"CheckResult.score must be a number from 0 to 10, not {score!r}")
 
 
@@ -267,11 +267,12 @@ def call_checker(
 ) -> CheckResult:
     """:func:`run_checker` without the span (what grading calls when tracing is off)."""
     try:
-        if info.wants_context:
-            ctx = context if context is not None else CheckContext()
-            raw = info.fn(text, **{**options, CONTEXT_PARAM: ctx})
-        else:
+        if not info.wants_context:
             raw = info.fn(text, **options)
+        elif CONTEXT_PARAM in options:  # only a checker taking **kwargs can be given one
+            raw = info.fn(text, **{**options, CONTEXT_PARAM: context or CheckContext()})
+        else:
+            raw = info.fn(text, **options, context=context or CheckContext())
     except Exception as exc:  # a broken checker is a failed criterion, not a crash
         return checker_raised(info, exc)
     return settled(info, raw)
@@ -303,26 +304,29 @@ def settled(info: CheckerInfo, raw: object) -> CheckResult:
 def _checked_result(name: str, raw: CheckResult) -> CheckResult:
     """``raw`` if its fields hold what CheckResult promises; a subclass can skip its
     checks, and a non-bool ``passed`` would otherwise reach the verdict."""
-    kind = type(raw).__name__
-    problem = None
-    if not isinstance(raw.passed, bool):
-        problem = f"passed is {type(raw.passed).__name__}, expected a bool"
-    elif not isinstance(raw.issues, list | tuple) or not all(
-        isinstance(i, str) for i in raw.issues
-    ):
-        problem = "issues is not a list of strings"
-    elif raw.score is not None and not (
-        isinstance(raw.score, int | float)
-        and not isinstance(raw.score, bool)
-        and math.isfinite(raw.score)
-        and 0 <= raw.score <= 10
-    ):
-        problem = f"score is {raw.score!r}, expected a number from 0 to 10 or None"
+    problem = _problem(raw)
     if problem is None:
         return raw
+    kind = type(raw).__name__
     return CheckerFailure(
         passed=False, issues=[f"checker {name!r} returned a {kind} whose {problem}"]
     )
+
+
+def _problem(raw: CheckResult) -> str | None:
+    # tuples of types, not ``A | B``: a union would be built on every call
+    if not isinstance(raw.passed, bool):
+        return f"passed is {type(raw.passed).__name__}, expected a bool"
+    if not isinstance(raw.issues, (list, tuple)) or not all(isinstance(i, str) for i in raw.issues):
+        return "issues is not a list of strings"
+    score = raw.score
+    if score is not None and (
+        isinstance(score, bool)
+        or not isinstance(score, (int, float))
+        or not (math.isfinite(score) and 0 <= score <= 10)
+    ):
+        return f"score is {score!r}, expected a number from 0 to 10 or None"
+    return None
 
 
 @dataclass(frozen=True)

@@ -36,18 +36,29 @@ def merge(
     gate, :func:`~gradeloop.accepted`, decides it.
 
     ``judge_called`` defaults to whether there is a verdict."""
-    found = tuple(results.get(c.key) or _unfilled(c) for c in rubric)
+    found: list[CriterionResult] = []
+    met: dict[str, bool] = {}
+    scores: dict[str, float] = {}
+    feedback: dict[str, str] = {}
+    code_issues: list[str] = []  # the code keys' (and the unchecked keys')
+    judge_issues: list[str] = []  # the judge keys': they come with its verdict
+    for c in rubric:
+        r = results.get(c.key) or _unfilled(c)
+        found.append(r)
+        met[r.key] = r.passed
+        if r.key in rubric.scored_keys:
+            scores[r.key] = r.score
+        if r.feedback:
+            feedback[r.key] = r.feedback
+        own = code_issues if r.source == "code" or not r.checked else judge_issues
+        own.extend(f"{r.key}: {i}" for i in r.issues)
     # With keys not checked there is no overall score to give (they would count 0):
     # None, and not blamed, as the gate already fails on the unchecked keys themselves.
     score = overall(found) if all(r.checked for r in found) else None
-    # the code keys' issues (and the unchecked keys'), then the judge's own, then the
-    # judge keys' (a judge key's issues come with its verdict)
-    by_code = [r for r in found if r.source == "code" or not r.checked]
-    issues = [f"{r.key}: {i}" for r in by_code for i in r.issues]
+    issues = code_issues
     if verdict is not None:
-        by_judge = [r for r in found if r.source == "judge" and r.checked]
         issues += verdict.issues
-        issues += [f"{r.key}: {i}" for r in by_judge for i in r.issues]
+        issues += judge_issues
     below = False
     if score is not None and not math.isfinite(score):  # NaN compares false: never a pass
         below = True
@@ -60,7 +71,7 @@ def merge(
     # The judge's own claim and every key must agree on a pass, so either one saying
     # "no" is a "no" (and says why, for the next revision).
     claim = verdict.passed if verdict is not None else True
-    every_met = all(r.passed for r in found)
+    every_met = all(met.values())
     if not claim and every_met and not below:
         issues.append(
             "the judge did not pass the draft (passed=false) although it marked every "
@@ -68,18 +79,18 @@ def merge(
         )
     merged = Verdict(
         reasoning=verdict.reasoning if verdict is not None else "Every key was graded in code.",
-        criteria_met={r.key: r.passed for r in found},
+        criteria_met=met,
         passed=claim and every_met and not below,
         issues=_dedupe(issues),
-        scores={r.key: r.score for r in found if r.key in rubric.scored_keys},
-        feedback={r.key: r.feedback for r in found if r.feedback},
+        scores=scores,
+        feedback=feedback,
     )
     if output_id:
         shadows = tuple(replace(x, output_id=output_id) for x in shadows)
     return Evaluation(
         verdict=merged,
         accepted=accepted(merged, rubric.keys),
-        criteria=found,
+        criteria=tuple(found),
         overall_score=score,
         output_id=output_id,
         judge_called=verdict is not None if judge_called is None else judge_called,

@@ -56,26 +56,17 @@ class CriterionResult:
         nothing said gets the criterion's description as its issue. A
         :class:`~gradeloop.grading._checks.CheckerFailure` (the checker raised or
         returned junk) is an error, not the draft's failure."""
+        passed, issues = result.passed, tuple(result.issues)
         if c.scale == "score":
-            score = result.score if result.score is not None else (10.0 if result.passed else 0.0)
-            met = result.passed and score >= c.pass_threshold
+            score = float(result.score if result.score is not None else 10 * passed)
+            met = passed and score >= c.pass_threshold
         else:
-            score = 10.0 if result.passed else 0.0
-            met = result.passed
-        issues = tuple(result.issues)
+            score, met = 10.0 * passed, passed
         if not met and not issues:
             issues = (f"does not meet: {c.description}",)
-        return cls(
-            key=c.key,
-            weight=c.weight,
-            score=float(score),
-            passed=met,
-            source="code",
-            filled_by=filled_by,
-            issues=issues,
-            feedback="; ".join(issues) or None,
-            error="; ".join(result.issues) if isinstance(result, CheckerFailure) else None,
-        )
+        error = "; ".join(result.issues) if isinstance(result, CheckerFailure) else None
+        feedback = "; ".join(issues) if issues else None
+        return cls(c.key, c.weight, score, met, "code", filled_by, issues, feedback, error=error)
 
     @classmethod
     def failed(

@@ -41,7 +41,13 @@ def accepted(verdict: Verdict, keys: Iterable[str]) -> bool:
     if verdict.passed is not True:
         return False
     met = verdict.criteria_met
-    return all(key in met for key in keys) and all(value is True for value in met.values())
+    for key in keys:
+        if key not in met:
+            return False
+    for value in met.values():  # noqa: SIM110 (a plain loop: every draft graded passes here)
+        if value is not True:
+            return False
+    return True
 
 
 def as_feedback(issues: Iterable[str] | None) -> str:
