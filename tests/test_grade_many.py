@@ -189,14 +189,17 @@ def test_checkers_run_off_the_event_loop(reg: Registry) -> None:
     assert len(threads) == 3 and threading.main_thread().name not in threads
 
 
-def test_grade_many_inside_a_running_loop_points_to_agrade_many(reg: Registry) -> None:
-    async def inside() -> None:
-        grade_many(["a"], rubric(reg, SHORT), registry=reg)
+def test_grade_many_inside_a_running_loop_grades_as_agrade_many_does(reg: Registry) -> None:
+    # the rule for sync functions that run an event loop: tests/test_event_loop_rule.py
+    async def inside() -> tuple[list[bool], list[bool]]:
+        judge = SlowAsyncJudge()
+        drafts = ["a", "b c d e f g"]
+        blocked = grade_many(drafts, rubric(reg, SHORT, TONE), judge=judge, registry=reg)
+        awaited = await agrade_many(drafts, rubric(reg, SHORT, TONE), judge=judge, registry=reg)
+        return [e.accepted for e in blocked], [e.accepted for e in awaited]
 
-    with pytest.raises(RuntimeError, match=r"await agrade_many\(\.\.\.\)"):
-        asyncio.run(inside())
-    out = asyncio.run(agrade_many(["a", "b c d e f g"], rubric(reg, SHORT), registry=reg))
-    assert [e.accepted for e in out] == [True, False]
+    blocked, awaited = asyncio.run(inside())
+    assert blocked == awaited == [True, False]
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 2.5])
