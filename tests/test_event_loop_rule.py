@@ -115,7 +115,7 @@ def test_outside_a_running_loop_the_loop_runs_in_the_callers_thread(name: str) -
 def test_inside_a_running_loop_it_runs_in_a_worker_thread_with_the_same_result(
     name: str,
 ) -> None:
-    judge, fn = ENTRY_POINTS[name]()
+    _, fn = ENTRY_POINTS[name]()
     outside = contextvars.copy_context().run(call, False, fn)
     judge_inside, fn_inside = ENTRY_POINTS[name]()
     inside = contextvars.copy_context().run(call, True, fn_inside)
