@@ -150,19 +150,13 @@ class Jury:
 
     def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         """Each member's verdict on the judge-filled keys of ``criteria``, decided per key."""
-        return drive(
-            self._evaluation(_judged(criteria)),
-            lambda ask: _parallel(
-                [functools.partial(call_judge, j, task, draft, ask[1]) for j in ask[0]]
-            ),
-        )
+        flow = self._evaluation(_judged(criteria))
+        return drive(flow, functools.partial(_answers, task=task, draft=draft))
 
     async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         """:meth:`evaluate`, the members asked at once (``aevaluate`` where they have it)."""
-        return await adrive(
-            self._evaluation(_judged(criteria)),
-            lambda ask: _gather([evaluate_async(j, task, draft, ask[1]) for j in ask[0]]),
-        )
+        flow = self._evaluation(_judged(criteria))
+        return await adrive(flow, functools.partial(_aanswers, task=task, draft=draft))
 
     def _evaluation(self, judged: list[Criterion]) -> Generator[_Ask, list[Any], JuryVerdict]:
         """The verdict, decided once for both drivers: yields which members to ask about
@@ -277,6 +271,18 @@ class Jury:
             closer = getattr(j, "aclose", None)
             if closer is not None and inspect.iscoroutinefunction(closer):
                 await closer()
+
+
+def _answers(ask: _Ask, task: str, draft: str) -> list[Any]:
+    """The outcome of each member asked (blocking: more than one, each in a thread)."""
+    members, criteria = ask
+    return _parallel([functools.partial(call_judge, j, task, draft, criteria) for j in members])
+
+
+async def _aanswers(ask: _Ask, task: str, draft: str) -> list[Any]:
+    """:func:`_answers`, awaited: every member at once."""
+    members, criteria = ask
+    return await _gather([evaluate_async(j, task, draft, criteria) for j in members])
 
 
 def _judged(criteria: Sequence[Criterion]) -> list[Criterion]:
