@@ -75,8 +75,10 @@ class ScriptWriter:
 
     def __init__(self, drafts: Sequence[str], fail_at: int | None) -> None:
         self.drafts, self.fail_at, self.n = list(drafts), fail_at, 0
+        self.asked: list[tuple[str, list[str] | None]] = []  # (draft, issues) per call
 
     def generate(self, task: str, draft: str = "", issues: list[str] | None = None) -> str:
+        self.asked.append((draft, issues))
         n, self.n = self.n, self.n + 1
         if self.fail_at is not None and n == self.fail_at and n > 0:
             raise RuntimeError("the writer fell over")
@@ -237,19 +239,22 @@ def violations(
     return problems
 
 
-def run_loop_violations(script: Script) -> list[str]:
-    """Run ``script`` through run_loop and list the invariants it broke."""
-    from gradeloop import run_loop
+def run_loop_violations(script: Script, driver: str = "sync") -> list[str]:
+    """Run ``script`` through run_loop (``driver="async"``: arun_loop) and list the
+    invariants it broke."""
+    import asyncio
+
+    from gradeloop import arun_loop, run_loop
 
     reg = registry()
-    result = run_loop(
-        "the task",
-        script.rubric(reg),
-        generator=ScriptWriter(script.drafts, script.fail_revision_at),
-        judge=ScriptJudge(script.answers),
-        registry=reg,
+    args = ("the task", script.rubric(reg))
+    kw: dict[str, Any] = {
+        "generator": ScriptWriter(script.drafts, script.fail_revision_at),
+        "judge": ScriptJudge(script.answers),
+        "registry": reg,
         **script.settings,
-    )
+    }
+    result = run_loop(*args, **kw) if driver == "sync" else asyncio.run(arun_loop(*args, **kw))
     drafts = [
         Judged(
             h.output_id,
@@ -260,6 +265,45 @@ def run_loop_violations(script: Script) -> list[str]:
         for h in result.history
     ]
     return violations(drafts, result.output_id, result.draft, result.passed, result.stop_reason)
+
+
+def run_loop_trace(script: Script, driver: str) -> tuple[Any, ...]:
+    """What ``script`` did through one driver: every call the models saw, in order, and
+    what the loop returned and recorded (ids aside)."""
+    import asyncio
+
+    from gradeloop import arun_loop, run_loop
+
+    reg = registry()
+    writer, judge = (
+        ScriptWriter(script.drafts, script.fail_revision_at),
+        ScriptJudge(script.answers),
+    )
+    args = ("the task", script.rubric(reg))
+    kw: dict[str, Any] = {"generator": writer, "judge": judge, "registry": reg, **script.settings}
+    result = run_loop(*args, **kw) if driver == "sync" else asyncio.run(arun_loop(*args, **kw))
+
+    def judged(ev: Any) -> Any:
+        return None if ev is None else {k: v for k, v in ev.to_json().items() if k != "output_id"}
+
+    rounds = [
+        (
+            h.content,
+            judged(h.evaluation),
+            h.judge_error,
+            h.reused_from is not None,
+            h.feedback,
+        )
+        for h in result.history
+    ]
+    returned = (
+        result.draft,
+        result.passed,
+        result.stop_reason,
+        result.error,
+        judged(result.evaluation),
+    )
+    return writer.asked, judge.seen, rounds, returned
 
 
 class RecordingSink:

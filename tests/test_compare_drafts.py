@@ -232,6 +232,54 @@ def test_compare_many_works_inside_a_running_event_loop_and_async() -> None:
     assert inside[0] == awaited[0] and inside[0].winner == "b"
 
 
+# -- one flow, every driver: compare_drafts, acompare_drafts, compare_many ----------------
+
+CODE_ONLY = {"criteria": [RUBRIC["criteria"][2]]}
+COMPARISONS: dict[str, tuple[Any, str, str, Any]] = {
+    "a consistent judge": (lambda: Prefers("GOOD"), A, B, RUBRIC),
+    "position bias": (lambda: PositionBiased("first"), A, B, RUBRIC),
+    "identical drafts": (lambda: Prefers("GOOD"), B, B, RUBRIC),
+    "code keys only": (lambda: None, A, B, CODE_ONLY),
+    "a raising judge": (lambda: Raising(), A, B, RUBRIC),
+    "a malformed answer": (lambda: Malformed(answer={"cited": "First", "clear": "tie"}), A, B,
+                           RUBRIC),
+}  # fmt: skip
+
+
+def compared(how: str, judge: Any, a: str, b: str, rubric: Any) -> tuple[Any, Any]:
+    """The preference one driver gives (or its JudgeError), and the judge's questions."""
+    try:
+        if how == "sync":
+            pref: Any = compare_drafts(a, b, rubric, judge=judge)
+        elif how == "async":
+            pref = asyncio.run(acompare_drafts(a, b, rubric, judge=judge))
+        else:
+            pref = compare_many([(a, b)], rubric, judge=judge)[0]
+        got: Any = pref.to_json()
+    except JudgeError as exc:
+        got = (exc.reason, str(exc))
+    asked = None if judge is None else sorted(repr(sorted(p.items())) for p in judge.prefers)
+    return got, asked
+
+
+@pytest.mark.parametrize("name", list(COMPARISONS))
+def test_every_driver_compares_alike(name: str) -> None:
+    make, a, b, rubric = COMPARISONS[name]
+    sync = compared("sync", make(), a, b, rubric)
+    awaited = compared("async", make(), a, b, rubric)
+    many, asked = compared("many", make(), a, b, rubric)
+    assert awaited[0] == sync[0]
+    if isinstance(sync[0], tuple):  # a failed judge: compare_many keeps the pair, failed
+        # (the async drivers ask both orders at once: the second is asked all the same)
+        assert many["error"] == f"{sync[0][0]}: {sync[0][1]}"
+        assert {k["key"]: k["choice"] for k in many["keys"]} == {
+            "cited": "tie", "clear": "tie", "short": "a",
+        }  # fmt: skip
+    else:
+        assert many == sync[0]
+        assert awaited[1] == asked == sync[1]  # the same questions, none for identical drafts
+
+
 # -- properties ---------------------------------------------------------------------------
 
 CHOICE = st.sampled_from(["first", "second", "tie"])

@@ -189,20 +189,32 @@ def test_checkers_run_off_the_event_loop(reg: Registry) -> None:
     assert len(threads) == 3 and threading.main_thread().name not in threads
 
 
-def test_grade_many_inside_a_running_loop_points_to_agrade_many(reg: Registry) -> None:
-    async def inside() -> None:
-        grade_many(["a"], rubric(reg, SHORT), registry=reg)
+def test_grade_many_inside_a_running_loop_grades_as_agrade_many_does(reg: Registry) -> None:
+    # the rule for sync functions that run an event loop: tests/test_event_loop_rule.py
+    async def inside() -> tuple[list[bool], list[bool]]:
+        judge = SlowAsyncJudge()
+        drafts = ["a", "b c d e f g"]
+        blocked = grade_many(drafts, rubric(reg, SHORT, TONE), judge=judge, registry=reg)
+        awaited = await agrade_many(drafts, rubric(reg, SHORT, TONE), judge=judge, registry=reg)
+        return [e.accepted for e in blocked], [e.accepted for e in awaited]
 
-    with pytest.raises(RuntimeError, match=r"await agrade_many\(\.\.\.\)"):
-        asyncio.run(inside())
-    out = asyncio.run(agrade_many(["a", "b c d e f g"], rubric(reg, SHORT), registry=reg))
-    assert [e.accepted for e in out] == [True, False]
+    blocked, awaited = asyncio.run(inside())
+    assert blocked == awaited == [True, False]
 
 
+def both(driver: str, *args: Any, **kw: Any) -> list[Any]:
+    """grade_many, or agrade_many awaited: the two drivers of one batch."""
+    if driver == "grade_many":
+        return grade_many(*args, **kw)
+    return asyncio.run(agrade_many(*args, **kw))
+
+
+@pytest.mark.parametrize("driver", ["grade_many", "agrade_many"])
 @pytest.mark.parametrize("bad", [0, -1, True, 2.5])
-def test_a_bad_concurrency_is_refused(reg: Registry, bad: Any) -> None:
+def test_a_bad_concurrency_is_refused(reg: Registry, bad: Any, driver: str) -> None:
     with pytest.raises(ValueError, match="concurrency must be an integer >= 1"):
-        grade_many(["a"], rubric(reg, SHORT), concurrency=bad, registry=reg)
+        both(driver, ["a"], rubric(reg, SHORT), concurrency=bad, registry=reg)
+    assert both(driver, ["a"], rubric(reg, SHORT), concurrency=1, registry=reg)[0].accepted
 
 
 def test_judge_keys_without_a_judge_fail_before_any_work(reg: Registry) -> None:
@@ -258,9 +270,10 @@ def test_usage_and_cache_through_the_real_client(emulator: Emulator, tmp_path: A
         assert out2[0].to_json()["judge"] == {"calls": 0, "cached": 1, "cost_usd": 0.0}
 
 
-def test_a_cache_needs_a_judge_that_takes_one(reg: Registry, tmp_path: Any) -> None:
+@pytest.mark.parametrize("driver", ["grade_many", "agrade_many"])
+def test_a_cache_needs_a_judge_that_takes_one(reg: Registry, tmp_path: Any, driver: str) -> None:
     with JudgeCache(tmp_path / "c.db") as cache, pytest.raises(TypeError, match="no 'cache'"):
-        grade_many(["a"], rubric(reg, TONE), judge=AllMet(), cache=cache, registry=reg)
+        both(driver, ["a"], rubric(reg, TONE), judge=AllMet(), cache=cache, registry=reg)
 
 
 @pytest.mark.parametrize("built_by", ["hand", "gradeloop, aiohttp", "gradeloop, httpx"])

@@ -327,3 +327,67 @@ def test_decide_reads_each_answer_strictly_and_counts_one_per_judge() -> None:
         jury.decide([CITED, CLEAR], [good, good])
     with pytest.raises(JudgeError, match="too few answers: 1 of 3"):
         jury.decide([CITED, CLEAR], [good, bad, bad])
+
+
+# -- one flow, two drivers: evaluate and aevaluate decide alike ---------------------------
+
+PARITY: dict[str, tuple[Any, dict[str, Any]]] = {
+    "majority": (lambda: [voter(True, 8, "a"), voter(True, 6, "b"), voter(False, 9, "c")], {}),
+    "median": (lambda: [voter(True, 9, "a"), voter(True, 6, "b"), voter(True, 8, "c")],
+               {"policy": "median"}),
+    "a tie fails closed": (lambda: [voter(True, 8, "a"), voter(False, 8, "b")], {}),
+    "a raising member abstains": (lambda: [voter(True, 8, "a"), Raising("down"),
+                                           voter(True, 9, "c")], {}),
+    "a malformed member abstains": (lambda: [voter(True, 8, "a"), Malformed("sloppy"),
+                                             voter(True, 9, "c")], {}),
+    "a key short of its quorum": (lambda: [voter(True, 8, "a"), Voter({}, {"clear": 9},
+                                                                      model="b")], {}),
+    "too few answers": (lambda: [voter(True, 8, "a"), Raising("down"), Malformed("s")], {}),
+    "a lenient quorum": (lambda: [voter(True, 8, "a"), Raising("down"), Malformed("s")],
+                         {"quorum": 1}),
+    "doubtful, the first sure": (lambda: [voter(True, 9, "f"), voter(False, 2, "b"),
+                                          voter(False, 2, "c")], {"on": "doubtful"}),
+    "doubtful, both keys": (lambda: [voter(False, 8, "f"), voter(True, 9, "b"),
+                                     voter(True, 6, "c")], {"on": "doubtful"}),
+    "doubtful, one key": (lambda: [voter(True, 7, "f"), voter(False, 9, "b"),
+                                   voter(False, 9, "c")], {"on": "doubtful"}),
+    "doubtful, the first fails": (lambda: [Raising("f"), voter(True, 9, "b"),
+                                           voter(False, 9, "c")], {"on": "doubtful"}),
+    "doubtful, the first and the rest fail": (lambda: [Raising("f"), Raising("b"),
+                                                       voter(True, 9, "c")], {"on": "doubtful"}),
+    "doubtful, a tie among the rest": (lambda: [voter(False, 9, "f"), voter(True, 9, "b"),
+                                                voter(False, 9, "c"), Raising("d")],
+                                       {"on": "doubtful"}),
+    "doubtful, the rest abstain": (lambda: [voter(True, 7, "f"), Raising("b"), Raising("c")],
+                                   {"on": "doubtful"}),
+}  # fmt: skip
+
+
+def outcome(jury: Jury, driver: str) -> tuple[Any, ...]:
+    """What the jury decided through one driver, and what each member was asked."""
+    try:
+        if driver == "sync":
+            verdict: Any = jury.evaluate("t", "draft", [CITED, CLEAR])
+        else:
+            verdict = asyncio.run(jury.aevaluate("t", "draft", [CITED, CLEAR]))
+        decided: Any = verdict.model_dump()
+    except JudgeError as exc:
+        decided = (exc.reason, str(exc))
+    return decided, [[a["keys"] for a in j.asked] for j in jury.judges]
+
+
+@pytest.mark.parametrize("name", list(PARITY))
+def test_evaluate_and_aevaluate_decide_every_scenario_alike(name: str) -> None:
+    members, kw = PARITY[name]
+    sync = outcome(Jury(members(), **kw), "sync")
+    awaited = outcome(Jury(members(), **kw), "async")
+    assert sync == awaited
+    asked = sync[1]
+    if kw.get("on") == "doubtful" and "sure" in name:
+        assert asked[1:] == [[], []]  # a clear pass costs one request, on both drivers
+
+
+def test_the_parity_check_sees_a_driver_that_decides_differently() -> None:
+    jury = Jury([voter(True, 8, "a"), voter(False, 8, "b"), voter(True, 8, "c")])
+    two = Jury([voter(True, 8, "a"), voter(False, 8, "b")])
+    assert outcome(jury, "sync") != outcome(two, "async")  # a majority against a tie

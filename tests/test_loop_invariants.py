@@ -1,6 +1,8 @@
 """The loop's invariants over random judge scripts, on every engine that returns a draft.
 
-For run_loop (both return policies), the LangGraph engine and the tool-driven loop:
+For run_loop and arun_loop (both return policies; the two drivers of one flow, which
+must also take the same steps to the same result), the LangGraph engine and the
+tool-driven loop:
 ``stop_reason == "passed"`` if and only if ``passed``; the returned draft was judged
 (when any was); if any judged draft was accepted, the returned one is; ``passed``
 is the returned draft's own ``accepted()``. Scripts mix valid verdicts, judge
@@ -26,6 +28,22 @@ SETTINGS = settings(
 @given(script=hostile_loops.scripts())
 def test_run_loop_keeps_its_invariants(script: hostile_loops.Script) -> None:
     assert hostile_loops.run_loop_violations(script) == []
+
+
+@settings(SETTINGS, max_examples=hostile.examples(100))
+@given(script=hostile_loops.scripts())
+def test_arun_loop_keeps_them(script: hostile_loops.Script) -> None:
+    assert hostile_loops.run_loop_violations(script, "async") == []
+
+
+@settings(SETTINGS, max_examples=hostile.examples(60))
+@given(script=hostile_loops.scripts())
+def test_both_drivers_take_the_same_steps_to_the_same_result(
+    script: hostile_loops.Script,
+) -> None:
+    assert hostile_loops.run_loop_trace(script, "sync") == hostile_loops.run_loop_trace(
+        script, "async"
+    )
 
 
 @settings(SETTINGS, max_examples=hostile.examples(40))

@@ -1,10 +1,15 @@
-"""Seed 002's loop guards, through the public API, with plain fakes."""
+"""Seed 002's loop guards, through the public API, with plain fakes: ``optimize`` and
+the same plain loop through ``arun_loop`` (the two drivers of the loop's one flow)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
-from gradeloop import Rubric
+from gradeloop import Rubric, arun_loop
 from gradeloop.grading._registry import Registry
 from gradeloop.loop._run import optimize
 from tests.fakes import FakeGenerator, FakeJudge, verdict
@@ -36,29 +41,50 @@ def models(script: list) -> tuple[FakeGenerator, FakeJudge, list[str]]:
     return FakeGenerator(calls=calls), FakeJudge(*script, calls=calls), calls
 
 
-def test_all_fail_at_cap_3_is_2n_calls_and_the_last_judged_draft(rubric: Rubric) -> None:
+Plain = Callable[..., tuple[str, bool]]
+
+
+async def aoptimize(task: str, rubric: Any, **kw: Any) -> tuple[str, bool]:
+    """``optimize``'s plain loop, awaited (its fixed settings, through arun_loop)."""
+    result = await arun_loop(
+        task, rubric, stagnation_rounds=0, return_policy="last", similarity=None,
+        reuse_identical=False, **kw,
+    )  # fmt: skip
+    return result.draft, result.passed
+
+
+@pytest.fixture(params=["optimize", "arun_loop"])
+def plain(request: pytest.FixtureRequest) -> Plain:
+    if request.param == "optimize":
+        return optimize
+    return lambda *a, **kw: asyncio.run(aoptimize(*a, **kw))
+
+
+def test_all_fail_at_cap_3_is_2n_calls_and_the_last_judged_draft(
+    plain: Plain, rubric: Rubric
+) -> None:
     gen, judge, calls = models(fails())
-    assert optimize("t", rubric, generator=gen, judge=judge, max_rounds=3) == ("d2", False)
+    assert plain("t", rubric, generator=gen, judge=judge, max_rounds=3) == ("d2", False)
     assert calls == ["generate", "evaluate"] * 3
     assert judge.seen[-1]["draft"] == "d2"  # the returned draft is the one judged last
 
 
-def test_pass_on_round_one_is_two_calls(rubric: Rubric) -> None:
+def test_pass_on_round_one_is_two_calls(plain: Plain, rubric: Rubric) -> None:
     gen, judge, calls = models([passes()] * 4)
-    assert optimize("t", rubric, generator=gen, judge=judge) == ("d0", True)
+    assert plain("t", rubric, generator=gen, judge=judge) == ("d0", True)
     assert calls == ["generate", "evaluate"]
 
 
-def test_pass_on_round_two(rubric: Rubric) -> None:
+def test_pass_on_round_two(plain: Plain, rubric: Rubric) -> None:
     gen, judge, calls = models([fails(1)[0], passes()])
-    assert optimize("t", rubric, generator=gen, judge=judge) == ("d1", True)
+    assert plain("t", rubric, generator=gen, judge=judge) == ("d1", True)
     assert calls == ["generate", "evaluate"] * 2
 
 
 @pytest.mark.parametrize("cap", [0, -1, 1, 3])
-def test_the_cap_halts_at_every_value(rubric: Rubric, cap: int) -> None:
+def test_the_cap_halts_at_every_value(plain: Plain, rubric: Rubric, cap: int) -> None:
     gen, judge, calls = models(fails())
-    _, ok = optimize("t", rubric, generator=gen, judge=judge, max_rounds=cap)
+    _, ok = plain("t", rubric, generator=gen, judge=judge, max_rounds=cap)
     assert ok is False
     assert len(calls) == max(1, 2 * cap), calls
     if cap < 1:
@@ -73,29 +99,29 @@ def test_the_cap_halts_at_every_value(rubric: Rubric, cap: int) -> None:
         dict.fromkeys(KEYS, True) | {"no_invention": False},  # one False value
     ],
 )
-def test_the_claim_alone_never_passes(rubric: Rubric, met: dict[str, bool]) -> None:
+def test_the_claim_alone_never_passes(plain: Plain, rubric: Rubric, met: dict[str, bool]) -> None:
     gen, judge, calls = models([verdict(True, met)] * 3)
-    assert optimize("t", rubric, generator=gen, judge=judge) == ("d2", False)
+    assert plain("t", rubric, generator=gen, judge=judge) == ("d2", False)
     assert calls == ["generate", "evaluate"] * 3
 
 
-def test_a_real_pass_passes(rubric: Rubric) -> None:
+def test_a_real_pass_passes(plain: Plain, rubric: Rubric) -> None:
     # the twin of the three above: a gate of `return False` would fail here
     gen, judge, _ = models([passes()])
-    assert optimize("t", rubric, generator=gen, judge=judge, max_rounds=1) == ("d0", True)
+    assert plain("t", rubric, generator=gen, judge=judge, max_rounds=1) == ("d0", True)
 
 
 def test_feedback_reaches_the_generator_as_bullets_with_the_previous_draft(
-    rubric: Rubric,
+    plain: Plain, rubric: Rubric
 ) -> None:
     gen, judge, _ = models([fails(1)[0], passes()])
-    optimize("t", rubric, generator=gen, judge=judge)
+    plain("t", rubric, generator=gen, judge=judge)
     revision = gen.prompts[1]
     assert revision["draft"] == "d0"
     assert revision["issues"] == ["add caveats", "cite section"]
 
 
-def test_the_generator_sees_every_criterion(rubric: Rubric) -> None:
+def test_the_generator_sees_every_criterion(plain: Plain, rubric: Rubric) -> None:
     reg = Registry(autoload=False)
     reg.add("short", lambda text: len(text) < 100)
     mixed = Rubric.from_dict(
@@ -108,7 +134,7 @@ def test_the_generator_sees_every_criterion(rubric: Rubric) -> None:
         registry=reg,
     )
     gen, judge, _ = models([verdict(True, {"tone": True})])
-    optimize("write it", mixed, generator=gen, judge=judge)
+    plain("write it", mixed, generator=gen, judge=judge)
     task_seen = gen.prompts[0]["task"]
     assert task_seen.startswith("write it")
     assert "Under 100 characters." in task_seen  # the code-filled one too

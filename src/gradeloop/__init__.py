@@ -57,9 +57,15 @@ from gradeloop.judging._bias import (
 from gradeloop.judging._jury import Jury
 from gradeloop.judging._preference import Preference, acompare_drafts, compare_drafts
 from gradeloop.judging._votes import JuryVerdict
-from gradeloop.loop._arun import arun_loop
 from gradeloop.loop._result import Iteration, LoopResult
-from gradeloop.loop._run import Generator, LoopEvent, generator_task, optimize, run_loop
+from gradeloop.loop._run import (
+    Generator,
+    LoopEvent,
+    arun_loop,
+    generator_task,
+    optimize,
+    run_loop,
+)
 from gradeloop.loop._select import Selection
 from gradeloop.migration._align import AlignReport, KeyAlignment, align
 from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JudgeError
 from ..grading._agrade import check_and_ask, finish_async
 from ..grading._calls import judge_calls
+from ..grading._drivers import blocking
 from ..grading._grade import (
     CriterionResult,
     Evaluation,
@@ -78,25 +79,19 @@ def grade_many(
     with a ``cache`` attribute).
 
     A draft whose judge fails gets a failed evaluation (``judge_error`` set; its
-    judge keys not met) instead of raising. Called from inside a running event loop
-    (asyncio code, Jupyter) it raises RuntimeError: ``await agrade_many(...)`` there.
+    judge keys not met) instead of raising.
 
     When no judge is asked (a rubric filled by code, or ``skip_judge=True``) no event
     loop runs: ``concurrency`` threads grade the drafts as :func:`~gradeloop.grade`
-    does. ``checker_timeout`` is :func:`~gradeloop.grade`'s.
+    does. Otherwise the drafts are graded on an event loop of this call's own, and
+    the judge's async client is closed at the end; called inside a running event
+    loop (asyncio code, Jupyter), that loop runs in a worker thread while the caller
+    waits (the rule of every sync function that runs an event loop; ``await
+    agrade_many(...)`` there keeps the caller's loop free). ``checker_timeout`` is
+    :func:`~gradeloop.grade`'s.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "grade_many() cannot run inside a running event loop (asyncio code, Jupyter); "
-            "use `await agrade_many(...)` there, with the same arguments"
-        )
-    _check_concurrency(concurrency)
-    judge = _with_cache(judge, cache)
-    batch = Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
+    batch = _batch(drafts, rubric, task, judge, concurrency, cache, skip_judge, registry,
+                   checker_timeout)  # fmt: skip
     if batch.code_only:
         return grade_code_only(batch, concurrency, progress)
 
@@ -104,11 +99,11 @@ def grade_many(
         try:
             return await _agrade_batch(batch, concurrency, progress)
         finally:
-            closer = getattr(judge, "aclose", None)
+            closer = getattr(batch.judge, "aclose", None)
             if closer is not None:  # the async client this event loop used
                 await closer()
 
-    return asyncio.run(run())
+    return blocking(run)
 
 
 async def agrade_many(
@@ -131,12 +126,29 @@ async def agrade_many(
     the running loop's own executor is left alone. With no judge to ask, the drafts
     are graded in threads as :func:`grade_many` grades them, awaited.
     """
-    _check_concurrency(concurrency)
-    judge = _with_cache(judge, cache)
-    batch = Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
+    batch = _batch(drafts, rubric, task, judge, concurrency, cache, skip_judge, registry,
+                   checker_timeout)  # fmt: skip
     if batch.code_only:
         return await asyncio.to_thread(grade_code_only, batch, concurrency, progress)
     return await _agrade_batch(batch, concurrency, progress)
+
+
+def _batch(
+    drafts: Iterable[Draft | DraftLike],
+    rubric: Rubric | Mapping[str, Any],
+    task: str,
+    judge: Judge | None,
+    concurrency: int,
+    cache: ReplyCache | None,
+    skip_judge: bool,
+    registry: Registry | None,
+    checker_timeout: float | None,
+) -> Batch:
+    """The arguments of :func:`grade_many` (and :func:`agrade_many`), checked once."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an integer >= 1, not {concurrency!r}")
+    judge = _with_cache(judge, cache)
+    return Batch.of(drafts, rubric, task, judge, skip_judge, registry, checker_timeout)
 
 
 async def _agrade_batch(
@@ -169,11 +181,6 @@ async def _agrade_batch(
         else:
             await _run_workers(worker, min(concurrency, len(items)))
     return [r for r in results if r is not None]
-
-
-def _check_concurrency(concurrency: object) -> None:
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be an integer >= 1, not {concurrency!r}")
 
 
 async def _run_workers(worker: Any, count: int) -> None:

@@ -37,7 +37,7 @@ from ..grading._grade import Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..judging._family import warn_same_family
-from ..loop._run import Generator, HistorySink
+from ..loop._records import Generator, HistorySink
 from ._nodes import (
     NODE_EVALUATE,
     NODE_GENERATE,

@@ -18,8 +18,7 @@ from ..grading._grade import Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
-from ..loop._result import Iteration, StopReason
-from ..loop._run import (
+from ..loop._records import (
     Generator,
     HistorySink,
     generator_task,
@@ -27,6 +26,7 @@ from ..loop._run import (
     record_lost,
     record_shadows,
 )
+from ..loop._result import Iteration, StopReason
 from ..models._fingerprint import run_fingerprint
 from ..models._usage import Usage, metered
 

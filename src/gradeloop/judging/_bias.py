@@ -12,23 +12,15 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
-from ..errors import InputError, JudgeError
+from ..errors import InputError
 from ..grading._calls import judge_calls
+from ..grading._drivers import adrive, blocking
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
-from ._preference import (
-    Preference,
-    _all_ties,
-    _check_judge,
-    _rubric,
-    aprefer_both,
-    build_preference,
-    code_results,
-)
+from ._preference import Preference, _check_judge, _rubric, aperform, comparison
 
 __all__ = [
     "PairItem",
@@ -213,22 +205,10 @@ async def acompare_many(
 async def _one(
     item: PairItem, rub: Rubric, task: str, judge: Any, registry: Registry | None
 ) -> Preference:
-    t = item.task if item.task is not None else task
-    code_a = await asyncio.to_thread(code_results, item.a, rub, task=t, registry=registry)
-    code_b = await asyncio.to_thread(code_results, item.b, rub, task=t, registry=registry)
-    judged = rub.judge_criteria
+    kw = {"task": item.task if item.task is not None else task, "registry": registry}
     with judge_calls() as calls:
-        try:
-            if not judged:
-                answers = None
-            elif item.a == item.b:
-                answers = _all_ties(judged)
-            else:
-                answers = await aprefer_both(judge, t, item.a, item.b, judged)
-        except JudgeError as exc:
-            error = f"{exc.reason}: {exc}"
-            return build_preference(rub, code_a, code_b, None, tuple(calls), error)
-    return build_preference(rub, code_a, code_b, answers, tuple(calls))
+        flow = comparison(rub, item.a, item.b, calls, keep_failure=True)
+        return await adrive(flow, functools.partial(aperform, rub, judge, kw))
 
 
 def compare_many(
@@ -240,23 +220,20 @@ def compare_many(
     concurrency: int = 8,
     registry: Registry | None = None,
 ) -> PreferenceBatch:
-    """:func:`acompare_many`, blocking: on its own event loop (in a worker thread when
-    the caller is inside one), the judge's async client closed at the end."""
-    run = functools.partial(
-        _run, pairs, rubric, task=task, judge=judge, concurrency=concurrency, registry=registry
-    )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run())
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(run())).result()
+    """:func:`acompare_many`, blocking, on an event loop of its own; the judge's async
+    client is closed at the end. Called inside a running event loop (asyncio code,
+    Jupyter), that loop runs in a worker thread while the caller waits (the rule of
+    every sync function that runs an event loop; ``await acompare_many(...)`` there
+    to keep the caller's loop free)."""
 
+    async def run() -> PreferenceBatch:
+        try:
+            return await acompare_many(
+                pairs, rubric, task=task, judge=judge, concurrency=concurrency, registry=registry
+            )
+        finally:
+            closer = getattr(judge, "aclose", None)
+            if closer is not None:  # the async client this event loop used
+                await closer()
 
-async def _run(pairs: Iterable[PairLike], rubric: Any, **kw: Any) -> PreferenceBatch:
-    try:
-        return await acompare_many(pairs, rubric, **kw)
-    finally:
-        closer = getattr(kw["judge"], "aclose", None)
-        if closer is not None:  # the async client this event loop used
-            await closer()
+    return blocking(run)

@@ -20,12 +20,13 @@ import copy
 import functools
 import inspect
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
 from ..errors import JudgeError
 from ..grading._agrade import evaluate_async
+from ..grading._drivers import adrive, drive
 from ..grading._grade import call_judge, judge_answer
 from ..grading._rubric import Criterion
 from ..grading._samples import doubtful_keys
@@ -38,6 +39,9 @@ __all__ = ["Jury", "On"]
 
 On = Literal["all", "doubtful"]
 T = TypeVar("T")
+# A question the jury asks: these members, about these keys (answered with each
+# member's outcome, in order).
+_Ask = tuple[Sequence[Any], Sequence[Criterion]]
 
 
 class Jury:
@@ -146,59 +150,33 @@ class Jury:
 
     def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         """Each member's verdict on the judge-filled keys of ``criteria``, decided per key."""
-        judged = _judged(criteria)
-        if self.on == "doubtful":
-            first, failed = _outcome(lambda: call_judge(self.judges[0], task, draft, judged))
-            if first is not None:
-                return self._after_first(task, draft, judged, first)
-            return self._decide(judged, self._ask_all(task, draft, judged, {0: failed}))
-        return self._decide(judged, self._ask_all(task, draft, judged, {}))
-
-    def _ask_all(
-        self, task: str, draft: str, judged: Sequence[Criterion], known: dict[int, Any]
-    ) -> list[Any]:
-        todo = [i for i in range(len(self.judges)) if i not in known]
-        found = _parallel(
-            [functools.partial(call_judge, self.judges[i], task, draft, judged) for i in todo]
-        )
-        out = dict(known)
-        out.update(zip(todo, found, strict=True))
-        return [out[i] for i in range(len(self.judges))]
-
-    def _after_first(
-        self, task: str, draft: str, judged: Sequence[Criterion], first: Verdict
-    ) -> Verdict:
-        keys = set(doubtful_keys(judged, first, self.margin))
-        subset = [c for c in judged if c.key in keys]
-        rest: list[Any] = []
-        if subset:
-            rest = _parallel(
-                [functools.partial(call_judge, j, task, draft, subset) for j in self.judges[1:]]
-            )
-        return self._decide(judged, [first, *rest], exempt=frozenset(c.key for c in judged) - keys)
+        flow = self._evaluation(_judged(criteria))
+        return drive(flow, functools.partial(_answers, task=task, draft=draft))
 
     async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
         """:meth:`evaluate`, the members asked at once (``aevaluate`` where they have it)."""
-        judged = _judged(criteria)
-        if self.on == "doubtful":
-            first, failed = await _aoutcome(evaluate_async(self.judges[0], task, draft, judged))
-            if first is None:
-                rest = await self._agather(self.judges[1:], task, draft, judged)
-                return self._decide(judged, [failed, *rest])
-            keys = set(doubtful_keys(judged, first, self.margin))
-            subset = [c for c in judged if c.key in keys]
-            rest = await self._agather(self.judges[1:], task, draft, subset) if subset else []
-            exempt = frozenset(c.key for c in judged) - keys
-            return self._decide(judged, [first, *rest], exempt=exempt)
-        return self._decide(judged, await self._agather(self.judges, task, draft, judged))
+        flow = self._evaluation(_judged(criteria))
+        return await adrive(flow, functools.partial(_aanswers, task=task, draft=draft))
 
-    async def _agather(
-        self, judges: Sequence[Any], task: str, draft: str, criteria: Sequence[Criterion]
-    ) -> list[Any]:
-        found = await asyncio.gather(
-            *(_aoutcome(evaluate_async(j, task, draft, criteria)) for j in judges)
-        )
-        return [v if v is not None else err for v, err in found]
+    def _evaluation(self, judged: list[Criterion]) -> Generator[_Ask, list[Any], JuryVerdict]:
+        """The verdict, decided once for both drivers: yields which members to ask about
+        which keys, and is sent each one's outcome (its Verdict, or the JudgeError it
+        raised), in member order.
+
+        ``on="all"``: every member about every key. ``on="doubtful"``: the first member;
+        if it fails, every other member about every key; else the others only about
+        the keys it failed or scored within ``margin`` of the threshold (none: no
+        other request), the rest decided by the first member alone.
+        """
+        if self.on == "all":
+            return self._decide(judged, (yield (self.judges, judged)))
+        first, *_ = yield (self.judges[:1], judged)
+        if not isinstance(first, Verdict):
+            return self._decide(judged, [first, *(yield (self.judges[1:], judged))])
+        keys = set(doubtful_keys(judged, first, self.margin))
+        subset = [c for c in judged if c.key in keys]
+        rest = (yield (self.judges[1:], subset)) if subset else []
+        return self._decide(judged, [first, *rest], exempt=frozenset(c.key for c in judged) - keys)
 
     def decide(self, criteria: Sequence[Criterion], outcomes: Sequence[Any]) -> JuryVerdict:
         """The verdict from each member's answer about every judge-filled key of
@@ -265,10 +243,8 @@ class Jury:
     ) -> Choices:
         """:meth:`prefer`, the members asked at once."""
         judged = _judged(criteria)
-        found = await asyncio.gather(
-            *(_aoutcome(_aask(j, task, first, second, judged)) for j in self.judges)
-        )
-        return self._vote(judged, [v if v is not None else err for v, err in found])
+        found = await _gather([_aask(j, task, first, second, judged) for j in self.judges])
+        return self._vote(judged, found)
 
     def _vote(self, judged: Sequence[Criterion], outcomes: Sequence[Any]) -> Choices:
         answers = {
@@ -295,6 +271,18 @@ class Jury:
             closer = getattr(j, "aclose", None)
             if closer is not None and inspect.iscoroutinefunction(closer):
                 await closer()
+
+
+def _answers(ask: _Ask, task: str, draft: str) -> list[Any]:
+    """The outcome of each member asked (blocking: more than one, each in a thread)."""
+    members, criteria = ask
+    return _parallel([functools.partial(call_judge, j, task, draft, criteria) for j in members])
+
+
+async def _aanswers(ask: _Ask, task: str, draft: str) -> list[Any]:
+    """:func:`_answers`, awaited: every member at once."""
+    members, criteria = ask
+    return await _gather([evaluate_async(j, task, draft, criteria) for j in members])
 
 
 def _judged(criteria: Sequence[Criterion]) -> list[Criterion]:
@@ -329,33 +317,35 @@ def _names(members: Sequence[Any], given: Sequence[str] | None) -> tuple[str, ..
     return tuple(out)
 
 
-def _outcome(ask: Callable[[], T]) -> tuple[T | None, JudgeError | None]:
+def _outcome(ask: Callable[[], T]) -> T | JudgeError:
+    """What ``ask()`` returned, or the JudgeError it raised (a member that abstains)."""
     try:
-        return ask(), None
+        return ask()
     except JudgeError as exc:
-        return None, exc
+        return exc
 
 
-async def _aoutcome(ask: Any) -> tuple[Any, JudgeError | None]:
+async def _aoutcome(ask: Awaitable[T]) -> T | JudgeError:
+    """:func:`_outcome`, awaited."""
     try:
-        return await ask, None
+        return await ask
     except JudgeError as exc:
-        return None, exc
+        return exc
 
 
 def _parallel(asks: Sequence[Callable[[], T]]) -> list[T | JudgeError]:
-    """Each ask in its own thread (with a copy of this context, so call meters see its
-    calls), its result or its JudgeError, in order."""
-    if not asks:
-        return []
-
-    def one(ask: Callable[[], T]) -> T | JudgeError:
-        value, error = _outcome(ask)
-        return error if error is not None else value  # type: ignore[return-value]
-
+    """Each ask's outcome, in order: one ask in this thread, more each in its own (with
+    a copy of this context, so call meters see its calls)."""
+    if len(asks) < 2:
+        return [_outcome(ask) for ask in asks]
     with ThreadPoolExecutor(max_workers=len(asks)) as pool:
-        futures = [pool.submit(contextvars.copy_context().run, one, ask) for ask in asks]
+        futures = [pool.submit(contextvars.copy_context().run, _outcome, ask) for ask in asks]
         return [f.result() for f in futures]
+
+
+async def _gather(asks: Sequence[Awaitable[T]]) -> list[T | JudgeError]:
+    """Each ask's outcome, awaited at once, in order."""
+    return list(await asyncio.gather(*(_aoutcome(ask) for ask in asks)))
 
 
 def _no_quorum(answered: int, total: int, quorum: int, abstained: dict[str, str]) -> JudgeError:

@@ -14,13 +14,16 @@ weights, or no key won, is a tie.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import ConfigError, GradeloopError, JudgeError, JudgeRequiredError
 from ..grading._calls import judge_calls
+from ..grading._drivers import adrive, drive
 from ..grading._grade import CriterionResult, run_checks, start_plan
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
@@ -31,10 +34,13 @@ __all__ = [
     "Preference",
     "Side",
     "acompare_drafts",
+    "aperform",
     "aprefer_both",
     "build_preference",
     "code_results",
     "compare_drafts",
+    "comparison",
+    "perform",
     "prefer_both",
 ]
 
@@ -180,10 +186,11 @@ def _read(raw: Any, judged: Sequence[Criterion]) -> Choices:
         raise JudgeError(f"the judge's preference is invalid: {exc}", reason="invalid") from None
 
 
-def _ask(judge: Any, task: str, first: str, second: str, judged: Sequence[Criterion]) -> Choices:
-    """One order's answer, read strictly; any failure is a :class:`JudgeError`."""
+@contextmanager
+def _judge_failures() -> Iterator[None]:
+    """Any failure of the judge's ``prefer`` inside is a :class:`JudgeError` (api_error)."""
     try:
-        raw = judge.prefer(task, first, second, judged)
+        yield
     except JudgeError:
         raise
     except GradeloopError as exc:
@@ -192,25 +199,24 @@ def _ask(judge: Any, task: str, first: str, second: str, judged: Sequence[Criter
         raise JudgeError(
             f"the judge raised {type(exc).__name__}: {exc}", reason="api_error"
         ) from exc
+
+
+def _ask(judge: Any, task: str, first: str, second: str, judged: Sequence[Criterion]) -> Choices:
+    """One order's answer, read strictly; any failure is a :class:`JudgeError`."""
+    with _judge_failures():
+        raw = judge.prefer(task, first, second, judged)
     return _read(raw, judged)
 
 
 async def _aask(
     judge: Any, task: str, first: str, second: str, judged: Sequence[Criterion]
 ) -> Choices:
+    """:func:`_ask`, awaiting ``aprefer`` (else ``prefer`` in a worker thread)."""
     method = getattr(judge, "aprefer", None)
     if method is None or not inspect.iscoroutinefunction(method):
         return await asyncio.to_thread(_ask, judge, task, first, second, judged)
-    try:
+    with _judge_failures():
         raw = await method(task, first, second, judged)
-    except JudgeError:
-        raise
-    except GradeloopError as exc:
-        raise JudgeError(f"the judge failed: {exc}", reason="api_error") from exc
-    except Exception as exc:
-        raise JudgeError(
-            f"the judge raised {type(exc).__name__}: {exc}", reason="api_error"
-        ) from exc
     return _read(raw, judged)
 
 
@@ -315,11 +321,8 @@ def compare_drafts(
     invalidly (a missing key, or any value but ``"first"``, ``"second"``, ``"tie"``).
     """
     rub, kw = _prepared(rubric, judge, task, registry, reference, metadata)
-    code_a, code_b = code_results(a, rub, **kw), code_results(b, rub, **kw)
-    judged = rub.judge_criteria
     with judge_calls() as calls:
-        answers = prefer_both(judge, task, a, b, judged) if judged and a != b else None
-    return build_preference(rub, code_a, code_b, _or_ties(answers, judged, a, b), tuple(calls))
+        return drive(comparison(rub, a, b, calls), functools.partial(perform, rub, judge, kw))
 
 
 async def acompare_drafts(
@@ -336,14 +339,63 @@ async def acompare_drafts(
     """Async :func:`compare_drafts`: the two orders are asked at once (``aprefer`` when
     the judge has it, else ``prefer`` in worker threads), the checkers off the loop."""
     rub, kw = _prepared(rubric, judge, task, registry, reference, metadata)
-    code_a, code_b = await asyncio.gather(
-        asyncio.to_thread(code_results, a, rub, **kw),
-        asyncio.to_thread(code_results, b, rub, **kw),
-    )
-    judged = rub.judge_criteria
     with judge_calls() as calls:
-        answers = await aprefer_both(judge, task, a, b, judged) if judged and a != b else None
-    return build_preference(rub, code_a, code_b, _or_ties(answers, judged, a, b), tuple(calls))
+        return await adrive(
+            comparison(rub, a, b, calls), functools.partial(aperform, rub, judge, kw)
+        )
+
+
+# A step of a comparison: ("checks", a, b), answered with the code keys' results on
+# each draft; ("prefer", a, b), answered with the judge's two answers (a shown first,
+# then b shown first), or its JudgeError thrown in.
+Need = tuple[Literal["checks", "prefer"], str, str]
+
+
+def comparison(
+    rubric: Rubric, a: str, b: str, calls: Sequence[Any], *, keep_failure: bool = False
+) -> Generator[Need, Any, Preference]:
+    """Which of ``a`` and ``b`` is better, decided once for every driver (see ``Need``).
+
+    Two identical drafts tie on every judge key without asking the judge. A judge
+    failure raises, or with ``keep_failure`` gives a failed :class:`Preference` (its
+    judge keys ties, ``error`` set). ``calls`` is where the judge's call records
+    collect (a :func:`judge_calls` list); the preference carries them.
+    """
+    code_a, code_b = yield ("checks", a, b)
+    judged = rubric.judge_criteria
+    answers: tuple[Choices, Choices] | None = None
+    if judged and a == b:
+        answers = _all_ties(judged)
+    elif judged:
+        try:
+            answers = yield ("prefer", a, b)
+        except JudgeError as exc:
+            if not keep_failure:
+                raise
+            error = f"{exc.reason}: {exc}"
+            return build_preference(rubric, code_a, code_b, None, tuple(calls), error)
+    return build_preference(rubric, code_a, code_b, answers, tuple(calls))
+
+
+def perform(rubric: Rubric, judge: Any, kw: dict[str, Any], need: Need) -> Any:
+    """Do a comparison's step blocking: the checkers on each draft, or both orders
+    asked one after the other. ``kw``: the checkers' keyword arguments (``task``...)."""
+    kind, a, b = need
+    if kind == "checks":
+        return code_results(a, rubric, **kw), code_results(b, rubric, **kw)
+    return prefer_both(judge, kw["task"], a, b, rubric.judge_criteria)
+
+
+async def aperform(rubric: Rubric, judge: Any, kw: dict[str, Any], need: Need) -> Any:
+    """:func:`perform`, awaited: the checkers in worker threads and both orders asked
+    at once."""
+    kind, a, b = need
+    if kind == "checks":
+        return await asyncio.gather(
+            asyncio.to_thread(code_results, a, rubric, **kw),
+            asyncio.to_thread(code_results, b, rubric, **kw),
+        )
+    return await aprefer_both(judge, kw["task"], a, b, rubric.judge_criteria)
 
 
 def _prepared(
@@ -359,15 +411,6 @@ def _prepared(
     if rub.judge_criteria:
         _check_judge(judge, rub.judge_criteria)
     return rub, {"task": task, "registry": registry, "reference": reference, "metadata": metadata}
-
-
-def _or_ties(
-    answers: tuple[Choices, Choices] | None, judged: Sequence[Criterion], a: str, b: str
-) -> tuple[Choices, Choices] | None:
-    """The judge's answers; for two identical drafts (never asked), a tie on every key."""
-    if answers is not None or not judged or a != b:
-        return answers
-    return _all_ties(judged)
 
 
 def _all_ties(judged: Sequence[Criterion]) -> tuple[Choices, Choices]:

@@ -22,10 +22,12 @@ What may change, and what never does:
 from __future__ import annotations
 
 import math
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import JudgeError
+from ..grading._drivers import adrive, drive
 from ..grading._rubric import Rubric
 from ..judging._preference import (
     Preference,
@@ -38,7 +40,7 @@ from ._result import Iteration
 
 
 class _Run(Protocol):
-    """What the selection needs of a loop's state (``loop._run._Run`` has it)."""
+    """What the selection needs of a loop's state (``loop._state.LoopRun`` has it)."""
 
     settings: Any
     history: list[Iteration]
@@ -51,7 +53,7 @@ class _Run(Protocol):
     def choose(self) -> Iteration: ...
 
 
-__all__ = ["Selection", "aselect_draft", "select_draft"]
+__all__ = ["Selection", "aselect_draft", "select_draft", "selection"]
 
 _NO_COMPARISON = ("passed", "cost_budget", "token_budget", "time_budget", "evaluator_failed")
 
@@ -151,38 +153,36 @@ def _decide(
     return pick
 
 
-def select_draft(run: _Run, reason: str) -> Iteration:
-    """The draft to return: the score's choice, or the pairwise winner (see the module)."""
+def selection(run: _Run, reason: str) -> Generator[tuple[str, str], Any, Iteration]:
+    """The draft to return, decided once for both drivers: yields the two drafts' texts
+    (earlier, later) when the judge is to compare them in both orders, and is sent its
+    two answers (or has its :class:`~gradeloop.errors.JudgeError` thrown in)."""
     chosen = run.choose()
     pair = _pair(run, reason, chosen)
     if pair is None:
         return chosen
-    judged = run.rubric.judge_criteria
     answers: Any = None
     with metered() as meter:
         try:
-            if judged:
-                answers = prefer_both(run.judge, run.task, *_texts(pair), judged)
+            if run.rubric.judge_criteria:
+                answers = yield _texts(pair)
         except JudgeError as exc:
             answers = exc
     return _decide(run, pair, chosen, answers, meter)
+
+
+def select_draft(run: _Run, reason: str) -> Iteration:
+    """The draft to return: the score's choice, or the pairwise winner (see the module)."""
+    judged = run.rubric.judge_criteria
+    return drive(selection(run, reason), lambda ab: prefer_both(run.judge, run.task, *ab, judged))
 
 
 async def aselect_draft(run: _Run, reason: str) -> Iteration:
     """:func:`select_draft`, the two orders asked at once."""
-    chosen = run.choose()
-    pair = _pair(run, reason, chosen)
-    if pair is None:
-        return chosen
     judged = run.rubric.judge_criteria
-    answers: Any = None
-    with metered() as meter:
-        try:
-            if judged:
-                answers = await aprefer_both(run.judge, run.task, *_texts(pair), judged)
-        except JudgeError as exc:
-            answers = exc
-    return _decide(run, pair, chosen, answers, meter)
+    return await adrive(
+        selection(run, reason), lambda ab: aprefer_both(run.judge, run.task, *ab, judged)
+    )
 
 
 def _texts(pair: tuple[Iteration, Iteration]) -> tuple[str, str]:

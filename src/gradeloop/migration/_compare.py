@@ -160,8 +160,7 @@ def compare(
     run goes on - except when the judge's API fails before any draft was judged:
     the server is not there, and the :class:`JudgeError` is raised at once. With
     ``store``, every shadow outcome is stored under the draft's id. ``jobs`` above 1
-    grades that many drafts at once (see :func:`gradeloop.grade_many`; not from inside
-    a running event loop).
+    grades that many drafts at once (see :func:`gradeloop.grade_many`).
     """
     report = CompareReport(rubric)
     asked = judge_request(rubric) if judge is not None else ()

@@ -41,7 +41,7 @@ from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
 from ..history._closing import Closing
 from ..history._store import HistoryStore
-from ..loop._run import Generator, generator_task
+from ..loop._records import Generator, generator_task
 from ..models._failure import failure_line
 from ..models._usage import metered
 from ._args import (

@@ -39,8 +39,8 @@ from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
 from ..history._store import HistoryStore, get_optimization_history
+from ..loop._records import new_id, record_shadows
 from ..loop._result import Iteration, StopReason
-from ..loop._run import new_id, record_shadows
 from ..loop._similarity import DEFAULT_SIMILARITY, similar
 from ..models._fingerprint import run_fingerprint
 from ..models._usage import Usage
