@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..bulk._many import failed_evaluation
 from ..errors import JudgeError
 from ..grading._agrade import _Replay
 from ..grading._calls import judge_calls
@@ -23,6 +22,7 @@ from ..grading._grade import (
     Evaluation,
     GradePlan,
     _ask_judge,
+    failed_evaluation,
     finish_grade,
     judge_answer,
     run_checks,

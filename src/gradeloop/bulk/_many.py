@@ -20,25 +20,16 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeError
 from ..grading._agrade import check_and_ask, finish_async
 from ..grading._calls import judge_calls
 from ..grading._drivers import blocking
-from ..grading._grade import (
-    CriterionResult,
-    Evaluation,
-    GradePlan,
-    Judge,
-    merge,
-    start_plan,
-)
+from ..grading._grade import Evaluation, GradePlan, Judge, failed_evaluation, start_plan
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._transcript import Draft
-from ..grading._verdict import Verdict
 from ..grading._workers import worker_pool
 from ..models._aclient import connection_pool
 from ..models._pacing import THROTTLED, Pacer, pacing
@@ -49,7 +40,7 @@ from ._progress import ManyProgress, ProgressCallback
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
     from ..models._judge import ReplyCache
 
-__all__ = ["DraftLike", "Item", "agrade_many", "as_item", "failed_evaluation", "grade_many"]
+__all__ = ["DraftLike", "Item", "agrade_many", "as_item", "grade_many"]
 
 
 def grade_many(
@@ -219,30 +210,6 @@ def _start(item: Item, batch: Batch) -> GradePlan:
         metadata=item.metadata,
         checker_timeout=batch.checker_timeout,
     )
-
-
-def failed_evaluation(plan: GradePlan, error: str, calls: tuple[Any, ...] = ()) -> Evaluation:
-    """The evaluation of a draft whose judge failed: code keys as graded, judge keys
-    not met (their issue names the failure), never accepted."""
-    results: dict[str, CriterionResult] = dict(plan.results)
-    for c in plan.rubric.judge_criteria:
-        results[c.key] = CriterionResult(
-            key=c.key,
-            weight=c.weight,
-            score=0.0,
-            passed=False,
-            source="judge",
-            filled_by="judge",
-            issues=("the judge gave no verdict",),
-        )
-    verdict = Verdict(
-        reasoning=f"The judge failed: {error}",
-        criteria_met={},
-        passed=False,
-        issues=[f"the judge failed: {error}"],
-    )
-    evaluation = merge(plan.rubric, results, verdict)
-    return replace(evaluation, judge_error=error, judge_calls=calls, judge_called=True)
 
 
 def _report_throttle(exc: JudgeError, pacer: Pacer) -> None:
