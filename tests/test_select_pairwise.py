@@ -4,6 +4,7 @@ keeping every loop invariant. Plain fakes; the call sequence is checked exactly.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -158,7 +159,7 @@ def test_an_accepted_draft_is_never_dropped_for_an_unaccepted_one() -> None:
 
             self.judge = judge
             ok = grade("ok", RUBRIC, judge=judge)
-            ok = type(ok)(**{**ok.__dict__, "accepted": True})
+            ok = dataclasses.replace(ok, accepted=True)
             self.history = [
                 Iteration(1, "o1", "ok", 0.0, evaluation=ok),
                 Iteration(2, "o2", "no", 0.0, evaluation=grade("no", RUBRIC, judge=judge)),

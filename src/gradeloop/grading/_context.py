@@ -25,7 +25,7 @@ __all__ = ["CONTEXT_PARAM", "CheckContext", "make_context", "takes_context"]
 CONTEXT_PARAM = "context"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CheckContext:
     """The task, the reference answer (if any) and the metadata of the draft being graded.
 

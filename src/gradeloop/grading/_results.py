@@ -23,7 +23,7 @@ Source = Literal["code", "judge"]
 Status = Literal["met", "failed", "not_checked", "error"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CriterionResult:
     """How one criterion came out for one draft.
 
@@ -143,7 +143,7 @@ class CriterionResult:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evaluation:
     """The merged result of grading one draft against a rubric.
 
