@@ -20,18 +20,14 @@ never a pass on an invalid reply.
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from typing import TYPE_CHECKING
 
 from ..errors import JudgeError
 from ..grading._rubric import Criterion
 from ..grading._verdict import Verdict
 from ._exchange import settle
 from ._prompts import judge_system, judge_user
-from ._steps import _Answer, _judged, _Step, _Trace, prose_note, repair_step
+from ._steps import FlowJudge, _Answer, _judged, _Step, _Trace, prose_note, repair_step
 from ._wire import WireError, WireSpec, wire_spec
-
-if TYPE_CHECKING:
-    from ._model_judge import ModelJudge
 
 __all__ = ["evaluation"]
 
@@ -39,7 +35,7 @@ _Flow = Generator[_Step, _Answer, Verdict]
 
 
 def evaluation(
-    judge: ModelJudge, task: str, draft: str, criteria: Sequence[Criterion], trace: _Trace
+    judge: FlowJudge, task: str, draft: str, criteria: Sequence[Criterion], trace: _Trace
 ) -> _Flow:
     """The flow judging ``draft`` against the judge-filled keys of ``criteria``."""
     spec = wire_spec(_judged(criteria), feedback=judge.feedback)
@@ -72,7 +68,7 @@ def evaluation(
 
 
 def _json(
-    judge: ModelJudge,
+    judge: FlowJudge,
     spec: WireSpec,
     user: dict[str, str],
     trace: _Trace,
@@ -94,7 +90,7 @@ def _json(
 
 
 def _repair(
-    judge: ModelJudge,
+    judge: FlowJudge,
     spec: WireSpec,
     step: _Step,
     answer: _Answer,

@@ -26,18 +26,15 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..errors import JudgeError
 from ._digest import request_digest
 from ._failure import describe_api_error, server_message
 from ._reply import UNREADABLE, unreadable
-from ._steps import _Answer, _Step, _Trace
+from ._steps import FlowJudge, _Answer, _Step, _Trace
 from ._usage import CallKind
 from ._wire import WireError
-
-if TYPE_CHECKING:
-    from ._model_judge import ModelJudge
 
 __all__ = ["adrive", "drive", "exchange", "settle", "through"]
 
@@ -82,7 +79,7 @@ Requests = Generator[dict[str, Any], Any, T]
 
 
 def through(
-    judge: ModelJudge, flow: Generator[_Step, _Answer, T], trace: _Trace, sample: int = 0
+    judge: FlowJudge, flow: Generator[_Step, _Answer, T], trace: _Trace, sample: int = 0
 ) -> Requests[T]:
     """The requests of a step-level ``flow``: each step exchanged, its answer sent back."""
     step = next(flow)
@@ -95,7 +92,7 @@ def through(
             return result
 
 
-def exchange(judge: ModelJudge, step: _Step, trace: _Trace) -> Requests[_Answer]:
+def exchange(judge: FlowJudge, step: _Step, trace: _Trace) -> Requests[_Answer]:
     """``step``'s answer: from the cache, or its request yielded to be sent (again in
     the next form after a refusal of one: a few times at most)."""
     adapter = judge.adapter
@@ -122,8 +119,7 @@ def exchange(judge: ModelJudge, step: _Step, trace: _Trace) -> Requests[_Answer]
                 failure = unreadable(exc, api=adapter.api)
                 record = judge._record(step.kind, judge.model, started, error=str(failure))
                 trace.records.append(record)
-                message = f"the judge gave no verdict: {failure}"
-                raise JudgeError(message, reason="api_error") from exc
+                raise JudgeError(f"{_gave_none(step)}: {failure}", reason="api_error") from exc
             raise
         reading = adapter.read(reply)
         if reading.failure is not None:
@@ -132,13 +128,18 @@ def exchange(judge: ModelJudge, step: _Step, trace: _Trace) -> Requests[_Answer]
                 judge._record(step.kind, judge.model, started, reading.seen, error=error)
             )
             raise JudgeError(
-                f"the judge gave no verdict: {reading.failure}", reason=reading.failure.reason
+                f"{_gave_none(step)}: {reading.failure}", reason=reading.failure.reason
             ) from reading.failure
         return _Answer(reading.seen, reading.text, reading.parsed, started, key, form=form)
 
 
+def _gave_none(step: _Step) -> str:
+    # a judge's one-off request (ask) is not a verdict
+    return "the model gave no answer" if step.kind == "generate" else "the judge gave no verdict"
+
+
 def _lookup(
-    judge: ModelJudge, step: _Step, request: dict[str, Any], form: str
+    judge: FlowJudge, step: _Step, request: dict[str, Any], form: str
 ) -> tuple[str | None, _Answer | None]:
     """The request's cache key, and the cached answer if a valid one is stored."""
     if judge.cache is None or step.one_off:
@@ -157,7 +158,7 @@ def _lookup(
 
 
 def _refused(
-    judge: ModelJudge, step: _Step, form: str, exc: BaseException, started: float, trace: _Trace
+    judge: FlowJudge, step: _Step, form: str, exc: BaseException, started: float, trace: _Trace
 ) -> bool:
     """Whether ``exc`` refused ``form`` and the judge stepped down (the call recorded,
     ``step`` to be sent again); a refusal is never a verdict, nor a repair."""
@@ -173,7 +174,7 @@ def _refused(
 
 
 def settle(
-    judge: ModelJudge, kind: CallKind, answer: _Answer, trace: _Trace, error: str | None = None
+    judge: FlowJudge, kind: CallKind, answer: _Answer, trace: _Trace, error: str | None = None
 ) -> None:
     """Record the call that gave ``answer`` (failed with ``error``, if given); a valid
     answer that was sent, not cached, goes into the verdict cache."""

@@ -28,7 +28,7 @@ import functools
 import json
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -38,12 +38,9 @@ from ..grading._strict import WireError, strict_json
 from ..judging._choices import Choices, read_wire
 from ._exchange import settle
 from ._prompts import judge_system, tagged
-from ._steps import _Answer, _judged, _Step, _Trace, prose_note, repair_step
+from ._steps import FlowJudge, _Answer, _judged, _Step, _Trace, prose_note, repair_step
 from ._strict_schema import strict_schema
 from ._wire import extract_json
-
-if TYPE_CHECKING:
-    from ._model_judge import ModelJudge
 
 __all__ = ["PreferSpec", "prefer_spec", "prefer_system", "prefer_user", "preference"]
 
@@ -141,7 +138,7 @@ _PreferFlow = Generator[_Step, _Answer, Choices]
 
 
 def preference(
-    judge: ModelJudge,
+    judge: FlowJudge,
     task: str,
     first: str,
     second: str,
@@ -175,7 +172,7 @@ def preference(
 
 
 def _settled(
-    judge: ModelJudge,
+    judge: FlowJudge,
     spec: PreferSpec,
     answer: _Answer,
     trace: _Trace,
@@ -190,7 +187,7 @@ def _settled(
 
 
 def _repair(
-    judge: ModelJudge,
+    judge: FlowJudge,
     spec: PreferSpec,
     step: _Step,
     answer: _Answer,

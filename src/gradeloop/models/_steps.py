@@ -15,11 +15,14 @@ from typing import Any, Protocol
 
 from ..errors import JudgeError
 from ..grading._rubric import Criterion
+from ._adapter import Adapter
+from ._forms import FormMemory
 from ._prompts import repair_request
 from ._usage import CallKind, CallRecord, Usage
 from ._wire import looks_like_json
 
 __all__ = [
+    "FlowJudge",
     "Reader",
     "_Answer",
     "_Step",
@@ -42,6 +45,41 @@ class Reader(Protocol):
     def schema_text(self) -> str: ...
 
     def parse_text(self, text: str) -> object: ...
+
+
+class FlowJudge(Protocol):
+    """What the flows and the exchange read and change on a judge
+    (:class:`~._model_judge.ModelJudge` has it)."""
+
+    adapter: Adapter
+    client: Any
+    model: str
+    cache: Any
+    feedback: bool
+    _json_mode: bool
+    _forms: FormMemory
+
+    @property
+    def structured(self) -> str: ...
+
+    @property
+    def form(self) -> str: ...
+
+    def _in_json(self) -> bool: ...
+
+    def _request(self, step: _Step, form: str | None = None) -> dict[str, Any]: ...
+
+    def _record(
+        self,
+        kind: CallKind,
+        model: str,
+        started: float,
+        reply: Any = None,
+        error: str | None = None,
+        *,
+        cached: bool = False,
+        batch: bool = False,
+    ) -> CallRecord: ...
 
 
 @dataclass
