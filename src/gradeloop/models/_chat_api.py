@@ -1,7 +1,8 @@
 """The chat-completions adapter: ``POST /v1/chat/completions``, through the ``openai`` SDK.
 
 vLLM, Ollama, llama.cpp's server, LM Studio and LiteLLM serve it. Structured forms, in
-the order ``"auto"`` tries them: ``response_format`` json_schema (strict), then
+the order ``"auto"`` tries them: ``response_format`` json_schema (``strict: true``
+when the schema is in strict mode's subset, as every judge schema is), then
 ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's own form, which refuses
 json_schema with HTTP 500), then JSON mode (the schema in the system text). The
 system text is the first message. Replies are read by :mod:`._oai_reply` (a refusal,
@@ -52,9 +53,10 @@ class ChatCompletions:
         if ask.schema is not None and form == "json_object":
             request["response_format"] = {"type": "json_object", "schema": ask.schema}
         elif ask.schema is not None and form == "json_schema":
+            strict = _strict_ready(ask.schema)
             request["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": ask.schema_name, "strict": True, "schema": ask.schema},
+                "json_schema": {"name": ask.schema_name, "strict": strict, "schema": ask.schema},
             }
         if ask.extra_body:
             request["extra_body"] = dict(ask.extra_body)
@@ -83,3 +85,26 @@ class ChatCompletions:
 
     async def aclose(self) -> None:
         """Nothing to close: async calls borrow the sync client."""
+
+
+def _strict_ready(schema: Any) -> bool:
+    """Whether ``schema`` is in the subset ``strict: true`` takes on chat completions:
+    every object closed (``additionalProperties: false``) with every property required.
+    The judge's schemas are; a schema with optional properties (``propose``'s checker
+    options) is sent with ``strict: false``, as a strict server would refuse it."""
+    if isinstance(schema, list):
+        return all(_strict_ready(v) for v in schema)
+    if not isinstance(schema, dict):
+        return True
+    props = schema.get("properties")
+    if schema.get("type") == "object" or isinstance(props, dict):
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required") or ()) != set(props or ()):
+            return False
+    for key, value in schema.items():
+        # a mapping of names to schemas: each value is a schema, the mapping is not
+        named = key in ("properties", "$defs") and isinstance(value, dict)
+        if not all(_strict_ready(v) for v in (value.values() if named else [value])):
+            return False
+    return True
