@@ -58,15 +58,20 @@ def test_the_two_judges_are_peers_on_one_provider_neutral_judge() -> None:
 # -- (1) the CLI's verdict cache, on an OpenAI-compatible judge ----------------------------
 
 
-def grade_twice(oai: OAIEmulator, tmp_path: Path, *extra: str) -> tuple[Any, Any]:
+def grade_args(oai: OAIEmulator, tmp_path: Path) -> tuple[str, ...]:
+    """``gradeloop grade`` of one draft against a local chat-completions server."""
     (tmp_path / "r.toml").write_text(RUBRIC)
     (tmp_path / "d.md").write_text("Charges are created with POST /v1/charges (section 4.2).")
-    oai.responder = lambda body: verdict_chat(MET)
-    args = (
+    return (
         "grade", str(tmp_path / "d.md"), "--rubric", str(tmp_path / "r.toml"),
         "--provider", "openai-compatible", "--base-url", oai.base_url,
-        "--judge-model", "gemma", "--json", *extra,
+        "--judge-model", "gemma", "--json",
     )  # fmt: skip
+
+
+def grade_twice(oai: OAIEmulator, tmp_path: Path, *extra: str) -> tuple[Any, Any]:
+    oai.responder = lambda body: verdict_chat(MET)
+    args = (*grade_args(oai, tmp_path), *extra)
     return cli(*args), cli(*args)
 
 
@@ -85,6 +90,23 @@ def test_no_cache_asks_the_server_again(oai_emulator: OAIEmulator, tmp_path: Pat
     first, second = grade_twice(oai_emulator, tmp_path, "--no-cache")
     assert first.code == second.code == 0, first.err + second.err
     assert len(oai_emulator.bodies) == 2
+
+
+def test_a_rerun_against_a_server_that_refused_json_schema_asks_nothing(
+    oai_emulator: OAIEmulator, tmp_path: Path
+) -> None:
+    def llama_cpp_python(body: dict[str, Any]) -> Any:  # refuses json_schema, as it does
+        fmt = body.get("response_format") or {}
+        return refused() if fmt.get("type") == "json_schema" else verdict_chat(MET)
+
+    oai_emulator.responder = llama_cpp_python
+    args = grade_args(oai_emulator, tmp_path)
+    ran = [cli(*args), cli(*args), cli(*args, "--no-cache")]
+    assert [r.code for r in ran] == [0, 0, 0], [r.err for r in ran]
+    # run 1: refused, then json_object; run 2: from the cache, nothing asked (not even
+    # the refused form); the twin, --no-cache: both again
+    assert forms(oai_emulator.bodies) == ["json_schema", "json_object"] * 2
+    assert json.loads(ran[1].out)["judge"]["cached"] == 1
 
 
 # -- (2) propose's model step, on an OpenAI-compatible judge --------------------------------

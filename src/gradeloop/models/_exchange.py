@@ -7,6 +7,8 @@ cache when it can, and otherwise *yields* it to be sent: the reply comes back in
 the send's exception is thrown in. The decisions are made there, once for every
 provider and for both ways of sending:
 
+* the verdict cache answers a request it holds a valid reply to, in the judge's form or
+  (``structured="auto"``) in a form the judge would step down to;
 * a refusal of the form (:meth:`~._adapter.Adapter.refuses_form`) steps the client down
   (:class:`~._forms.FormMemory`) and asks again in the next form: recorded, never a
   verdict, never the repair;
@@ -100,6 +102,8 @@ def exchange(judge: FlowJudge, step: _Step, trace: _Trace) -> Requests[_Answer]:
         form = judge.form
         request = judge._request(step, form)
         key, hit = _lookup(judge, step, request, form)
+        if hit is None and key is not None:
+            hit = _cached_further_down(judge, step, form)
         if hit is not None:
             return hit
         started = time.perf_counter()
@@ -155,6 +159,20 @@ def _lookup(
         judge.cache.discard(key)
         return key, None
     return key, _Answer(None, text, None, time.perf_counter(), key, cached=True, form=form)
+
+
+def _cached_further_down(judge: FlowJudge, step: _Step, form: str) -> _Answer | None:
+    """A valid reply cached for ``step`` sent in a form after ``form``, one an ``auto``
+    judge steps down to: a server that refused ``form`` on an earlier run answered that
+    one, so a re-run against it asks nothing (not even the refused form again)."""
+    forms = judge.adapter.forms
+    if judge.structured != "auto" or step.schema is None or form not in forms:
+        return None
+    for later in forms[forms.index(form) + 1 :]:
+        _, hit = _lookup(judge, step, judge._request(step, later), later)
+        if hit is not None:
+            return hit
+    return None
 
 
 def _refused(
