@@ -22,6 +22,7 @@ from gradeloop.migration._rewrite import Case, ask_rewrites
 from gradeloop.models._model_judge import ModelJudge
 from gradeloop.models._openai import OpenAICompatibleJudge
 from tests.cli_helpers import cli
+from tests.emulator import Emulator
 from tests.oai_emulator import OAIEmulator, OAIError, chat, verdict_chat
 from tests.propose_helpers import length_rule, rubric
 from tests.test_structured_forms import LLAMA_CPP_PYTHON_500, NO_RETRY
@@ -253,3 +254,21 @@ def test_a_schema_outside_strict_modes_subset_is_not_sent_strict(schema: dict[st
     from gradeloop.models._chat_api import _strict_ready
 
     assert not _strict_ready(schema)
+
+
+# -- Message Batches stay the Messages API's ----------------------------------------------
+
+
+def test_an_openai_compatible_jury_member_is_refused_by_message_batches(
+    oai_emulator: OAIEmulator, emulator: Emulator
+) -> None:
+    from gradeloop import Jury
+    from gradeloop.batches._members import batch_members
+    from gradeloop.errors import BatchError
+
+    anthropic_judge = AnthropicJudge(client=emulator.client(), model="claude-opus-5-5")
+    chat_judge = OpenAICompatibleJudge(client=oai_emulator.client(), model="gemma")
+    with pytest.raises(BatchError, match=r"OpenAICompatibleJudge.*cannot go through Message"):
+        batch_members(Jury([anthropic_judge, chat_judge]))
+    twin = AnthropicJudge(client=emulator.client(), model="claude-sonnet-5-5")
+    assert len(batch_members(Jury([anthropic_judge, twin]))) == 2
