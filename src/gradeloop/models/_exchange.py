@@ -7,8 +7,8 @@ cache when it can, and otherwise *yields* it to be sent: the reply comes back in
 the send's exception is thrown in. The decisions are made there, once for every
 provider and for both ways of sending:
 
-* the verdict cache answers a request it holds a valid reply to, in the judge's form or
-  (``structured="auto"``) in a form the judge would step down to;
+* the verdict cache answers a request it holds a valid reply to (a reply got after a
+  step down is filed under the first form's request too, so a re-run finds it);
 * a refusal of the form (:meth:`~._adapter.Adapter.refuses_form`) steps the client down
   (:class:`~._forms.FormMemory`) and asks again in the next form: recorded, never a
   verdict, never the repair;
@@ -102,8 +102,6 @@ def exchange(judge: FlowJudge, step: _Step, trace: _Trace) -> Requests[_Answer]:
         form = judge.form
         request = judge._request(step, form)
         key, hit = _lookup(judge, step, request, form)
-        if hit is None and key is not None:
-            hit = _cached_further_down(judge, step, form)
         if hit is not None:
             return hit
         started = time.perf_counter()
@@ -134,7 +132,10 @@ def exchange(judge: FlowJudge, step: _Step, trace: _Trace) -> Requests[_Answer]:
             raise JudgeError(
                 f"{_gave_none(step)}: {reading.failure}", reason=reading.failure.reason
             ) from reading.failure
-        return _Answer(reading.seen, reading.text, reading.parsed, started, key, form=form)
+        answer = _Answer(reading.seen, reading.text, reading.parsed, started, key, form=form)
+        if key is not None:
+            answer.also = _first_form_key(judge, step, form)
+        return answer
 
 
 def _gave_none(step: _Step) -> str:
@@ -161,18 +162,15 @@ def _lookup(
     return key, _Answer(None, text, None, time.perf_counter(), key, cached=True, form=form)
 
 
-def _cached_further_down(judge: FlowJudge, step: _Step, form: str) -> _Answer | None:
-    """A valid reply cached for ``step`` sent in a form after ``form``, one an ``auto``
-    judge steps down to: a server that refused ``form`` on an earlier run answered that
-    one, so a re-run against it asks nothing (not even the refused form again)."""
-    forms = judge.adapter.forms
-    if judge.structured != "auto" or step.schema is None or form not in forms:
-        return None
-    for later in forms[forms.index(form) + 1 :]:
-        _, hit = _lookup(judge, step, judge._request(step, later), later)
-        if hit is not None:
-            return hit
-    return None
+def _first_form_key(judge: FlowJudge, step: _Step, form: str) -> tuple[str, ...]:
+    """The cache key of ``step``'s request in the first structured form, when the judge
+    sends it in a later one because the server refused that form: the reply is filed
+    under both, so a re-run (which starts with the first form again) finds it there and
+    asks nothing, not even the refused form."""
+    first = judge.adapter.forms[0]
+    if judge.structured != "auto" or judge._json_mode or step.schema is None or form == first:
+        return ()
+    return (request_digest(judge._request(step, first), sample=step.sample),)
 
 
 def _refused(
@@ -208,4 +206,5 @@ def settle(
     trace.records.append(record)
     if error is None and answer.key is not None and not answer.cached and answer.text is not None:
         assert judge.cache is not None
-        judge.cache.put(answer.key, answer.text, model=judge.model)
+        for key in (answer.key, *answer.also):
+            judge.cache.put(key, answer.text, model=judge.model)

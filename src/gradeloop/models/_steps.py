@@ -91,6 +91,7 @@ class _Answer:
     parsed: Any
     started: float
     key: str | None = None  # the cache key of the request, when a cache is in use
+    also: tuple[str, ...] = ()  # more keys to file a valid reply under (after a step down)
     cached: bool = False
     batch: bool = False  # a Message Batches result: priced at the batch discount
     form: str | None = None  # the structured-output form the request was sent in
