@@ -87,10 +87,9 @@ def batch_members(judge: Any) -> list[Member]:
 
 def _refuse(name: str, member: Any, *, jury: bool) -> None:
     who = f"jury member {name!r}" if jury else "the judge"
-    # OpenAICompatibleJudge is an AnthropicJudge underneath, on a chat-completions API
-    # without Message Batches (named, not imported: it needs the openai extra)
-    chat = any(k.__name__ == "OpenAICompatibleJudge" for k in type(member).__mro__)
-    if not isinstance(member, AnthropicJudge) or chat:
+    # only the Messages API has Message Batches: an OpenAICompatibleJudge (a peer of
+    # AnthropicJudge on the same judge flow, not a subclass) is refused here
+    if not isinstance(member, AnthropicJudge):
         raise BatchError(
             f"{who} ({type(member).__name__}) cannot go through Message Batches, which "
             f"take only AnthropicJudge members (the Messages API's batch endpoints): {_WAY_OUT}"

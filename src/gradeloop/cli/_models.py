@@ -257,8 +257,9 @@ def _sampling(args: argparse.Namespace) -> dict[str, Any]:
 
 def build_judge(args: argparse.Namespace, rubric: Any = None) -> Any:
     """The judge the options describe (several ``--judge-model``, or a rubric's
-    ``judge_models``: a :class:`~gradeloop.Jury`); an Anthropic judge gets the verdict
-    cache unless ``--no-cache`` (closed by :func:`close_resources` when the command ends)."""
+    ``judge_models``: a :class:`~gradeloop.Jury`); every judge, whatever its provider, gets
+    the verdict cache unless ``--no-cache`` (closed by :func:`close_resources` when the
+    command ends)."""
     specs = judge_specs(args, rubric)
     if len(specs) <= 1:
         return _one_judge(args, specs[0] if specs else None)
@@ -298,7 +299,11 @@ def _one_judge(args: argparse.Namespace, spec: JudgeSpec | None) -> Any:
     model = spec.model if spec else None
     if chosen == "openai-compatible":
         return _openai().OpenAICompatibleJudge(
-            base_url=base_url, model=model, structured=args.structured, **sampling
+            base_url=base_url,
+            model=model,
+            structured=args.structured,
+            cache=_cache(args),
+            **sampling,
         )
     from ..models._anthropic import AnthropicJudge
 

@@ -20,20 +20,18 @@ kept as a note.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import JudgeError, NotAnAnswer
+from ..errors import JudgeError
 from ..grading._checks import CheckerInfo
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion
 from ..grading._strict import WireError, strict_json
 from ..models._prompts import tagged
-from ..models._reply import UNREADABLE, first_text
 from ..models._strict_schema import strict_schema
-from ..models._usage import CallRecord, Usage, record_call
+from ..models._usage import Usage, metered
 from ._propose_candidates import _file_options
 from ._propose_evidence import Example
 from ._propose_phrases import Proposal
@@ -231,59 +229,36 @@ def _shape_problem(item: Any) -> str | None:
 def ask_model(
     judge: Any, c: Criterion, train: Sequence[Example], registry: Registry, k: int
 ) -> ModelAnswer:
-    """One request to ``judge``'s model (its ``client`` and ``model``); the answer.
+    """One request to ``judge``'s model, through the judge's own :meth:`ask` (so on
+    any provider, in the structured form its server takes); the answer.
 
     Failures (refusal, truncation, an invalid reply, an API error after the client's
     retries) are the answer's ``error``, never raised: mined candidates go on.
     """
     answer = ModelAnswer()
-    client, model = getattr(judge, "client", None), getattr(judge, "model", None)
-    if not hasattr(getattr(client, "messages", None), "create") or not model:
+    ask = getattr(judge, "ask", None)
+    if not callable(ask) or not getattr(judge, "model", None):
         answer.error = (
-            "the model is asked through the Anthropic SDK's messages API: give an "
-            "AnthropicJudge (or any judge with an anthropic-shaped .client and .model)"
+            "the model is asked through the judge's own API: give an AnthropicJudge or an "
+            "OpenAICompatibleJudge (any judge with an ask() method and a .model)"
         )
         return answer
-    assert client is not None
     schema, offered = proposal_schema(registry, k)
     answer.offered = len(offered)
     user = prompt(c, train, registry, offered, k)
-    import anthropic  # the model path only: mining never needs the SDK
-
-    started = time.perf_counter()
-    reply: Any = None
-    try:
-        reply = client.messages.create(
-            model=model,
-            max_tokens=MAX_TOKENS,
-            system=INSTRUCTIONS,
-            messages=[{"role": "user", "content": user}],
-            output_config={"format": {"type": "json_schema", "schema": schema}},
-        )
-        proposals, notes, dropped = read_proposals(first_text(reply), k)
-    except (JudgeError, NotAnAnswer, anthropic.APIError, *UNREADABLE) as exc:
-        answer.error = str(exc)
-    else:
-        answer.proposals, answer.notes, answer.dropped = proposals, notes, dropped
-    answer.usage = Usage.of(reply, model=model) if reply is not None else Usage()
-    _record(judge, model, started, reply, answer.error)
+    with metered() as meter:
+        try:
+            proposals, notes, dropped = ask(
+                INSTRUCTIONS,
+                user,
+                schema,
+                lambda text: read_proposals(text, k),
+                name="proposals",
+                max_tokens=MAX_TOKENS,
+            )
+        except JudgeError as exc:
+            answer.error = str(exc)
+        else:
+            answer.proposals, answer.notes, answer.dropped = proposals, notes, dropped
+    answer.usage = meter.usage
     return answer
-
-
-def _record(judge: Any, model: str, started: float, reply: Any, error: str | None) -> None:
-    """The call recorded like the judge's own (in its ``calls``, and open meters)."""
-    own = getattr(judge, "_record", None)
-    if callable(own):
-        own("generate", model, started, reply, error=error)
-        return
-    record_call(
-        CallRecord(
-            kind="generate",
-            model=str(model),
-            stop_reason=getattr(reply, "stop_reason", None),
-            usage=Usage.of(reply, model=model),
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            ok=error is None,
-            error=error,
-        )
-    )

@@ -13,20 +13,17 @@ dropped with its reason.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import JudgeError, NotAnAnswer
+from ..errors import JudgeError
 from ..grading._rubric import Criterion
 from ..grading._strict import WireError, strict_json
 from ..models._prompts import tagged
-from ..models._reply import first_text
 from ..models._strict_schema import strict_schema
-from ..models._usage import CallRecord, Usage, record_call
 
 __all__ = ["Case", "Rewrite", "ask_rewrites", "read_rewrites", "rewrite_schema"]
 
@@ -170,73 +167,28 @@ def read_rewrites(text: str, c: Criterion) -> tuple[list[Rewrite], list[str]]:
     return out, dropped
 
 
-def _ask(judge: Any, system: str, user: str, schema: dict[str, Any]) -> tuple[Any, str]:
-    """Send the request through the judge's own client; the reply and its text."""
-    client, model = judge.client, judge.model
-    if hasattr(getattr(client, "chat", None), "completions"):  # an OpenAI-compatible server
-        from ..models._oai_reply import chat_reply, chat_text
-
-        reply = client.chat.completions.create(
-            model=model,
-            max_tokens=4096,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-            response_format={
-                "type": "json_schema",
-                "json_schema": {"name": "rewrites", "strict": True, "schema": schema},
-            },
-        )
-        return chat_reply(reply), chat_text(reply)
-    reply = client.messages.create(
-        model=model,
-        max_tokens=4096,
-        system=system,
-        messages=[{"role": "user", "content": user}],
-        output_config={"format": {"type": "json_schema", "schema": schema}},
-    )
-    return reply, first_text(reply)
-
-
 def ask_rewrites(
     judge: Any, c: Criterion, cases: Sequence[Case], proposals: int = 3
 ) -> tuple[list[Rewrite], list[str]]:
-    """Ask ``judge``'s model (its client and model id) for ``proposals`` rewrites of
-    ``c``; the valid ones, and why others were dropped. The call is recorded like the
-    judge's own (cost included). A refusal, truncation or invalid reply is a
-    :class:`JudgeError`."""
-    if getattr(judge, "client", None) is None or not getattr(judge, "model", None):
+    """Ask ``judge``'s model for ``proposals`` rewrites of ``c``, through the judge's own
+    :meth:`ask` (so on any provider, stepping down through the structured forms its
+    server takes, as the judge does); the valid ones, and why others were dropped. The
+    call is recorded like the judge's own (cost included). A refusal, truncation,
+    invalid reply or API error is a :class:`JudgeError`."""
+    ask = getattr(judge, "ask", None)
+    if not callable(ask) or not getattr(judge, "model", None):
         raise JudgeError(
-            "align asks the judge's model for rewrites through its client: use an "
-            "AnthropicJudge or an OpenAICompatibleJudge",
+            "align asks the judge's model for rewrites: use an AnthropicJudge or an "
+            "OpenAICompatibleJudge (any judge with an ask() method and a .model)",
             reason="api_error",
         )
     system, user = rewrite_prompt(c, cases, proposals)
-    started = time.perf_counter()
-    reply: Any = None
-    try:
-        reply, text = _ask(judge, system, user, rewrite_schema(c, proposals))
-        found = read_rewrites(text, c)
-    except (NotAnAnswer, JudgeError) as exc:
-        _record(judge, started, reply, str(exc))
-        if isinstance(exc, NotAnAnswer):
-            raise JudgeError(f"no rewrites: {exc}", reason=exc.reason) from exc
-        raise
-    _record(judge, started, reply, None)
-    return found
-
-
-def _record(judge: Any, started: float, reply: Any, error: str | None) -> None:
-    own = getattr(judge, "_record", None)
-    if callable(own):
-        own("generate", judge.model, started, reply, error=error)
-        return
-    record_call(
-        CallRecord(
-            kind="generate",
-            model=str(judge.model),
-            stop_reason=getattr(reply, "stop_reason", None),
-            usage=Usage.of(reply, model=judge.model),
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            ok=error is None,
-            error=error,
-        )
+    found: tuple[list[Rewrite], list[str]] = ask(
+        system,
+        user,
+        rewrite_schema(c, proposals),
+        lambda text: read_rewrites(text, c),
+        name="rewrites",
+        max_tokens=4096,
     )
+    return found

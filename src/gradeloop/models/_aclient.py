@@ -70,17 +70,17 @@ def async_http_client(connections: int | None = None) -> Any:
 def async_twin(
     client: anthropic.Anthropic, connections: int | None = None, **extra: Any
 ) -> anthropic.AsyncAnthropic:
-    """An ``AsyncAnthropic`` with ``client``'s credentials, URL, retries, timeout and
-    default headers and query, gradeloop's pacing middleware, and the SDK's default
-    async HTTP client with a pool of ``connections`` (:func:`async_http_client`)."""
+    """An ``AsyncAnthropic`` with ``client``'s credentials, URL, retries and timeout
+    (its public attributes), gradeloop's pacing middleware, and the SDK's default async
+    HTTP client with a pool of ``connections`` (:func:`async_http_client`). Only a
+    client :func:`~._client.make_client` built is twinned (:class:`AsyncTwin`): it has
+    no other settings of its own (no default headers or query)."""
     import anthropic
 
     kwargs: dict[str, Any] = {
         "base_url": client.base_url,
         "max_retries": client.max_retries,
         "timeout": client.timeout,
-        "default_headers": dict(getattr(client, "_custom_headers", None) or {}) or None,
-        "default_query": dict(getattr(client, "_custom_query", None) or {}) or None,
         "middleware": [apace],
         **extra,
     }

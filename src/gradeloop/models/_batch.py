@@ -15,13 +15,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import JudgeError, NotAnAnswer
+from ..errors import JudgeError
 from ..grading._rubric import Criterion
 from ..grading._verdict import Verdict
 from ._digest import request_digest
-from ._judge import AnthropicJudge, _annotate, _Answer, _Trace
+from ._judge import AnthropicJudge
 from ._raw import wire_body
-from ._reply import first_text
+from ._steps import _annotate, _Answer, _Trace
 from ._usage import CallKind
 
 __all__ = ["batch_request", "read_batch_reply"]
@@ -85,12 +85,14 @@ def read_batch_reply(
 def _batch_answer(
     judge: AnthropicJudge, kind: CallKind, reply: Any, key: str | None, trace: _Trace
 ) -> _Answer:
-    """The judge's reading of a reply (``_answer``), recorded at the batch price."""
+    """The judge's reading of a reply (its adapter's), recorded at the batch price."""
     started = time.perf_counter()
-    try:
-        text = first_text(reply)
-    except NotAnAnswer as exc:
-        record = judge._record(kind, judge.model, started, reply, error=str(exc), batch=True)
+    reading = judge.adapter.read(reply)
+    if reading.failure is not None:
+        error = str(reading.failure)
+        record = judge._record(kind, judge.model, started, reading.seen, error=error, batch=True)
         trace.records.append(record)
-        raise JudgeError(f"the judge gave no verdict: {exc}", reason=exc.reason) from exc
-    return _Answer(reply, text, None, started, key, batch=True)
+        raise JudgeError(
+            f"the judge gave no verdict: {reading.failure}", reason=reading.failure.reason
+        ) from reading.failure
+    return _Answer(reading.seen, reading.text, reading.parsed, started, key, batch=True)

@@ -20,20 +20,18 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from typing import Any, Literal
+from typing import Any
 
 from ..errors import StructuredFormWarning
 
-__all__ = ["ANTHROPIC_FORMS", "OPENAI_FORMS", "Form", "FormMemory"]
+__all__ = ["FORM_NAMES", "Form", "FormMemory"]
 
-Form = Literal["output_config", "json_schema", "json_object", "json"]
+#: A structured-output form's name: each adapter (:mod:`._adapter`) lists the ones it
+#: sends, in the order ``"auto"`` tries them, ending with ``"json"`` (JSON mode).
+Form = str
 
-#: The forms a Messages-API judge tries, in order.
-ANTHROPIC_FORMS: tuple[Form, ...] = ("output_config", "json")
-#: The forms a chat-completions judge tries, in order.
-OPENAI_FORMS: tuple[Form, ...] = ("json_schema", "json_object", "json")
-
-#: How each form is named in the line that says a server was stepped down to it.
+#: How each built-in form is named in the line that says a server was stepped down to
+#: it (another provider's form is named as it is).
 FORM_NAMES: dict[Form, str] = {
     "output_config": "output_config json_schema",
     "json_schema": "response_format json_schema (strict)",
@@ -96,8 +94,8 @@ class FormMemory:
                     _BY_CLIENT[client] = nxt
         if moved:
             warnings.warn(
-                f"{server} refused {FORM_NAMES[refused]} ({why}); gradeloop sends "
-                f"{FORM_NAMES[self.forms[nxt]]} to it from now on",
+                f"{server} refused {FORM_NAMES.get(refused, refused)} ({why}); gradeloop "
+                f"sends {FORM_NAMES.get(self.forms[nxt], self.forms[nxt])} to it from now on",
                 StructuredFormWarning,
                 stacklevel=2,
             )

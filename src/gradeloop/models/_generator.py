@@ -1,26 +1,119 @@
-"""AnthropicGenerator: writes a first draft, then revisions against the judge's issues."""
+"""The generators: a first draft, then revisions against the judge's issues, on any API.
+
+:class:`ModelGenerator` writes the request and reads the reply once, over an adapter
+(:mod:`._adapter`), as a generator :func:`~._exchange.drive` and
+:func:`~._exchange.adrive` run blocking or awaited; :class:`AnthropicGenerator` is it on
+the Messages API, :class:`~gradeloop.OpenAICompatibleGenerator` on chat completions.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
-import anthropic
-
-from ..errors import NotAnAnswer
-from ..grading._workers import in_thread
-from ._aclient import AsyncTwin
+from ._adapter import JSON_MODE, Adapter, Ask
 from ._client import generator_model, make_client
+from ._exchange import adrive, drive
 from ._failure import describe_api_error
+from ._messages_api import MessagesAPI
 from ._prompts import revision_prompt
-from ._reply import UNREADABLE, first_text, unreadable
+from ._reply import UNREADABLE, unreadable
 from ._usage import Metered
 
-__all__ = ["AnthropicGenerator"]
+__all__ = ["AnthropicGenerator", "ModelGenerator"]
 
 
-class AnthropicGenerator(Metered):
+class ModelGenerator(Metered):
+    """Drafts through one model API, given as its ``adapter``.
+
+    A refusal, a truncated reply or a reply without text raises
+    :class:`~gradeloop.errors.NotAnAnswer`; the API's own failures (after the client's
+    retries) are recorded and re-raised unchanged, so they are never mistaken for a
+    draft problem. Every request is recorded in ``.calls``; ``.usage`` adds them up.
+    """
+
+    def __init__(
+        self,
+        adapter: Adapter,
+        model: str,
+        max_tokens: int = 8192,
+        *,
+        system: str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+        self.adapter = adapter
+        self.client = adapter.client
+        self.model = model
+        self.max_tokens = max_tokens
+        self.system = system
+        self.extra_body = dict(extra_body) if extra_body else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, max_tokens={self.max_tokens})"
+
+    @property
+    def gen_ai_system(self) -> str:
+        """The provider its OpenTelemetry spans name."""
+        return self.adapter.gen_ai_system
+
+    def generate(self, task: str, draft: str = "", issues: Sequence[str] | None = None) -> str:
+        """A first draft of ``task``; or, given ``draft``, a revision resolving ``issues``.
+
+        Raises :class:`~gradeloop.errors.NotAnAnswer` for a refusal, a truncated
+        reply or a reply without text.
+        """
+        return drive(self._generation(task, draft, issues), self.adapter.send)
+
+    async def agenerate(
+        self, task: str, draft: str = "", issues: Sequence[str] | None = None
+    ) -> str:
+        """:meth:`generate`, awaiting the request instead of blocking on it."""
+        return await adrive(self._generation(task, draft, issues), self.adapter.asend)
+
+    async def aclose(self) -> None:
+        """Close the async client built for the running event loop (if one was)."""
+        await self.adapter.aclose()
+
+    def _generation(
+        self, task: str, draft: str, issues: Sequence[str] | None
+    ) -> Generator[dict[str, Any], Any, str]:
+        """The one request (yielded to be sent) and its reply read and recorded."""
+        prompt = revision_prompt(task, draft, issues) if draft else task
+        ask = Ask(
+            self.model,
+            self.max_tokens,
+            self.system or None,
+            [{"role": "user", "content": prompt}],
+            extra_body=self.extra_body,
+        )
+        started = time.perf_counter()
+        try:
+            reply = yield self.adapter.request(ask, JSON_MODE)
+        except Exception as exc:
+            if self.adapter.api_error(exc):
+                detail = describe_api_error(exc, api=self.adapter.api)
+                self._record("generate", self.model, started, error=detail)
+                raise
+            if isinstance(exc, UNREADABLE):  # the server answered, but not with an API response
+                failure = unreadable(exc, api=self.adapter.api)
+                self._record("generate", self.model, started, error=str(failure))
+                raise failure from exc
+            raise
+        reading = self.adapter.read(reply)
+        if reading.failure is not None:
+            error = str(reading.failure)
+            self._record("generate", self.model, started, reading.seen, error=error)
+            raise reading.failure
+        self._record("generate", self.model, started, reading.seen)
+        assert reading.text is not None  # a draft request carries no schema to parse by
+        return reading.text
+
+
+class AnthropicGenerator(ModelGenerator):
     """Drafts with an Anthropic model through ``client.messages.create``.
 
     ``client`` is an :class:`anthropic.Anthropic` or anything shaped like it (see
@@ -50,82 +143,14 @@ class AnthropicGenerator(Metered):
         extra_body: Mapping[str, Any] | None = None,
         async_client: Any = None,
     ) -> None:
-        super().__init__()
-        if max_tokens < 1:
+        if max_tokens < 1:  # named before a client is built from the environment
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
-        self.client = client if client is not None else make_client()
-        self.model = generator_model(model)
-        self.max_tokens = max_tokens
-        self.system = system
-        self.extra_body = dict(extra_body) if extra_body else None
-        self._async = AsyncTwin(self.client, async_client)
-
-    def __repr__(self) -> str:
-        return f"AnthropicGenerator(model={self.model!r}, max_tokens={self.max_tokens})"
-
-    def generate(self, task: str, draft: str = "", issues: Sequence[str] | None = None) -> str:
-        """A first draft of ``task``; or, given ``draft``, a revision resolving ``issues``.
-
-        Raises :class:`~gradeloop.errors.NotAnAnswer` for a refusal, a truncated
-        reply or a reply without text.
-        """
-        request = self._request(task, draft, issues)
-        started = time.perf_counter()
-        try:
-            reply = self.client.messages.create(**request)
-        except anthropic.APIError as exc:
-            self._record("generate", self.model, started, error=describe_api_error(exc))
-            raise
-        except UNREADABLE as exc:  # the server answered, but not with an API response
-            raise self._unreadable(exc, started) from exc
-        return self._text(reply, started)
-
-    async def agenerate(
-        self, task: str, draft: str = "", issues: Sequence[str] | None = None
-    ) -> str:
-        """:meth:`generate`, awaiting the request instead of blocking on it."""
-        request = self._request(task, draft, issues)
-        started = time.perf_counter()
-        aclient = self._async.client()
-        try:
-            if aclient is None:  # a client gradeloop did not build: as is, off the loop
-                reply = await in_thread(lambda: self.client.messages.create(**request))
-            else:
-                reply = await aclient.messages.create(**request)
-        except anthropic.APIError as exc:
-            self._record("generate", self.model, started, error=describe_api_error(exc))
-            raise
-        except UNREADABLE as exc:
-            raise self._unreadable(exc, started) from exc
-        return self._text(reply, started)
-
-    async def aclose(self) -> None:
-        """Close the async client built for the running event loop (if one was)."""
-        await self._async.aclose()
-
-    def _request(self, task: str, draft: str, issues: Sequence[str] | None) -> dict[str, Any]:
-        prompt = revision_prompt(task, draft, issues) if draft else task
-        request: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": [{"role": "user", "content": prompt}],
-        }
-        if self.system:
-            request["system"] = self.system
-        if self.extra_body:
-            request["extra_body"] = dict(self.extra_body)
-        return request
-
-    def _unreadable(self, exc: BaseException, started: float) -> NotAnAnswer:
-        failure = unreadable(exc)
-        self._record("generate", self.model, started, error=str(failure))
-        return failure
-
-    def _text(self, reply: Any, started: float) -> str:
-        try:
-            text = first_text(reply)
-        except NotAnAnswer as exc:
-            self._record("generate", self.model, started, reply, error=str(exc))
-            raise
-        self._record("generate", self.model, started, reply)
-        return text
+        adapter = MessagesAPI(
+            client if client is not None else make_client(),
+            method="create",
+            async_client=async_client,
+        )
+        super().__init__(
+            adapter, generator_model(model), max_tokens, system=system, extra_body=extra_body
+        )
+        self._async = adapter.twin  # the async client per event loop

@@ -18,6 +18,8 @@ structured-output modes are the judge's own: native (``output_config`` /
 ``response_format``), JSON in the prompt for servers without it, and ``"auto"``
 switching to JSON mode for good when a server answers in prose. An invalid reply
 gets one repair request; a second invalid one is a :class:`~gradeloop.errors.JudgeError`.
+The flow (:func:`preference`) is run by the judge's own drivers, as an evaluation is
+(:meth:`~._model_judge.ModelJudge.prefer`), on any provider.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import functools
 import json
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -34,13 +36,13 @@ from ..errors import JudgeError
 from ..grading._rubric import Criterion
 from ..grading._strict import WireError, strict_json
 from ..judging._choices import Choices, read_wire
+from ._exchange import settle
 from ._prompts import judge_system, tagged
-from ._steps import _annotate, _Answer, _judged, _Step, _Trace, prose_note, repair_step
+from ._steps import FlowJudge, _Answer, _judged, _Step, _Trace, prose_note, repair_step
 from ._strict_schema import strict_schema
-from ._usage import CallKind
 from ._wire import extract_json
 
-__all__ = ["PreferSpec", "aprefer", "prefer", "prefer_spec", "prefer_system", "prefer_user"]
+__all__ = ["PreferSpec", "prefer_spec", "prefer_system", "prefer_user", "preference"]
 
 PREFER_INSTRUCTIONS = """\
 You are a strict evaluator comparing two drafts written for the same task. <task> \
@@ -130,55 +132,47 @@ def prefer_user(task: str, first: str, second: str) -> str:
     )
 
 
-# -- the flow, run by the judge's own senders --------------------------------------------
-
-
-class Sender(Protocol):
-    """What the flow needs of a judge (:class:`~gradeloop.Sender` and its
-    OpenAI-compatible subclass): its mode, and how it sends and records a request."""
-
-    _json_mode: bool
-
-    @property
-    def structured(self) -> str: ...
-
-    def _send(self, step: _Step, trace: _Trace) -> _Answer: ...
-
-    async def _asend(self, step: _Step, trace: _Trace) -> _Answer: ...
-
-    def _settle(
-        self, kind: CallKind, answer: _Answer, trace: _Trace, error: str | None = None
-    ) -> None: ...
-
+# -- the flow, run by the judge's own drivers ----------------------------------------------
 
 _PreferFlow = Generator[_Step, _Answer, Choices]
 
 
-def _flow(judge: Sender, spec: PreferSpec, user: dict[str, str], trace: _Trace) -> _PreferFlow:
-    if not judge._json_mode:
+def preference(
+    judge: FlowJudge,
+    task: str,
+    first: str,
+    second: str,
+    criteria: Sequence[Criterion],
+    trace: _Trace,
+) -> _PreferFlow:
+    """The flow answering which of ``first`` and ``second`` better meets each judge key."""
+    spec = prefer_spec(_judged(criteria))
+    user = {"role": "user", "content": prefer_user(task, first, second)}
+    if not judge._in_json():
         system = prefer_system(spec.criteria)
-        answer = yield _Step("prefer", system, [user], spec.output_config(), spec)
+        step = _Step("prefer", system, [user], spec.schema, spec, prefer_system)
+        answer = yield step
         try:
             return _settled(judge, spec, answer, trace, "prefer")
         except WireError as err:
             note = prose_note(judge.structured, answer, "structured output")
             if note is not None:
-                judge._settle("prefer", answer, trace, note)
+                settle(judge, "prefer", answer, trace, note)
                 judge._json_mode = True
             else:
-                judge._settle("prefer", answer, trace, f"invalid preference: {err}")
-                return (yield from _repair(judge, spec, system, user, answer, err, trace, True))
-    system = prefer_system(spec.criteria, spec.schema_text())
-    answer = yield _Step("prefer", system, [user], None, spec)
+                settle(judge, "prefer", answer, trace, f"invalid preference: {err}")
+                return (yield from _repair(judge, spec, step, answer, err, trace, True))
+    step = _Step("prefer", prefer_system(spec.criteria, spec.schema_text()), [user], None, spec)
+    answer = yield step
     try:
         return _settled(judge, spec, answer, trace, "prefer")
     except WireError as err:
-        judge._settle("prefer", answer, trace, f"invalid preference: {err}")
-        return (yield from _repair(judge, spec, system, user, answer, err, trace, False))
+        settle(judge, "prefer", answer, trace, f"invalid preference: {err}")
+        return (yield from _repair(judge, spec, step, answer, err, trace, False))
 
 
 def _settled(
-    judge: Sender,
+    judge: FlowJudge,
     spec: PreferSpec,
     answer: _Answer,
     trace: _Trace,
@@ -188,70 +182,26 @@ def _settled(
     choices = (
         spec.parse_object(answer.parsed) if answer.text is None else spec.parse_text(answer.text)
     )
-    judge._settle(kind, answer, trace)
+    settle(judge, kind, answer, trace)
     return choices
 
 
 def _repair(
-    judge: Sender,
+    judge: FlowJudge,
     spec: PreferSpec,
-    system: str,
-    user: dict[str, str],
+    step: _Step,
     answer: _Answer,
     first_error: WireError,
     trace: _Trace,
     native: bool,
 ) -> _PreferFlow:
-    repaired = yield repair_step(spec, system, user, answer, first_error, native=native)
+    repaired = yield repair_step(step, answer, first_error, native=native)
     try:
         return _settled(judge, spec, repaired, trace, "repair")
     except WireError as err:
-        judge._settle("repair", repaired, trace, f"invalid preference: {err}")
+        settle(judge, "repair", repaired, trace, f"invalid preference: {err}")
         raise JudgeError(
             f"the judge's preference is still invalid after one repair attempt: {err} "
             f"(first reply: {first_error})",
             reason="invalid",
         ) from None
-
-
-def _start(
-    judge: Sender, task: str, first: str, second: str, criteria: Sequence[Criterion]
-) -> tuple[_PreferFlow, _Trace]:
-    spec = prefer_spec(_judged(criteria))
-    user = {"role": "user", "content": prefer_user(task, first, second)}
-    trace = _Trace()
-    return _flow(judge, spec, user, trace), trace
-
-
-def prefer(
-    judge: Sender, task: str, first: str, second: str, criteria: Sequence[Criterion]
-) -> Choices:
-    """One order's answer from ``judge`` (blocking); see the module docstring."""
-    flow, trace = _start(judge, task, first, second, criteria)
-    try:
-        step = next(flow)
-        while True:
-            step = flow.send(judge._send(step, trace))
-    except StopIteration as done:
-        choices: Choices = done.value
-        return choices
-    except JudgeError as exc:
-        _annotate(exc, trace)
-        raise
-
-
-async def aprefer(
-    judge: Sender, task: str, first: str, second: str, criteria: Sequence[Criterion]
-) -> Choices:
-    """:func:`prefer`, awaiting the request instead of blocking on it."""
-    flow, trace = _start(judge, task, first, second, criteria)
-    try:
-        step = next(flow)
-        while True:
-            step = flow.send(await judge._asend(step, trace))
-    except StopIteration as done:
-        choices: Choices = done.value
-        return choices
-    except JudgeError as exc:
-        _annotate(exc, trace)
-        raise

@@ -22,6 +22,7 @@ __all__ = [
     "repair_request",
     "revision_prompt",
     "tagged",
+    "with_schema",
 ]
 
 JUDGE_INSTRUCTIONS = """\
@@ -116,9 +117,13 @@ def judge_system(
     if any(c.anchors or c.examples for c in criteria):
         parts.append(GUIDANCE_NOTE)
     parts.append(criteria_block(criteria))
-    if schema_json is not None:
-        parts += [JSON_INSTRUCTIONS, f"<schema>\n{schema_json}\n</schema>"]
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    return text if schema_json is None else with_schema(text, schema_json)
+
+
+def with_schema(system: str, schema_json: str) -> str:
+    """``system`` in JSON mode: followed by the reply's JSON Schema and how to answer."""
+    return f"{system}\n\n{JSON_INSTRUCTIONS}\n\n<schema>\n{schema_json}\n</schema>"
 
 
 def judge_user(task: str, draft: str) -> str:

@@ -1,25 +1,28 @@
 """The pieces every judge flow shares: a request asked for, a reply, the calls made.
 
-The judge's flows (an evaluation in :mod:`._judge`, a pairwise comparison in
-:mod:`._prefer`) are generators that yield a :class:`_Step` per request and are sent
-an :class:`_Answer` back; the judge's ``_send`` / ``_asend`` perform the request, so
-each flow reads replies the same way whether it runs blocking or awaited.
+The judge's flows (an evaluation in :mod:`._evaluation`, a pairwise comparison in
+:mod:`._prefer`, a one-off structured request in :mod:`._model_judge`) are generators
+that yield a :class:`_Step` per request and are sent an :class:`_Answer` back;
+:mod:`._exchange` turns each step into the provider's request and its reply into the
+answer, so each flow reads replies the same way, blocking or awaited, on any provider.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import JudgeError
 from ..grading._rubric import Criterion
-from ._forms import Form
+from ._adapter import Adapter
+from ._forms import FormMemory
 from ._prompts import repair_request
 from ._usage import CallKind, CallRecord, Usage
 from ._wire import looks_like_json
 
 __all__ = [
+    "FlowJudge",
     "Reader",
     "_Answer",
     "_Step",
@@ -44,6 +47,41 @@ class Reader(Protocol):
     def parse_text(self, text: str) -> object: ...
 
 
+class FlowJudge(Protocol):
+    """What the flows and the exchange read and change on a judge
+    (:class:`~._model_judge.ModelJudge` has it)."""
+
+    adapter: Adapter
+    client: Any
+    model: str
+    cache: Any
+    feedback: bool
+    _json_mode: bool
+    _forms: FormMemory
+
+    @property
+    def structured(self) -> str: ...
+
+    @property
+    def form(self) -> str: ...
+
+    def _in_json(self) -> bool: ...
+
+    def _request(self, step: _Step, form: str | None = None) -> dict[str, Any]: ...
+
+    def _record(
+        self,
+        kind: CallKind,
+        model: str,
+        started: float,
+        reply: Any = None,
+        error: str | None = None,
+        *,
+        cached: bool = False,
+        batch: bool = False,
+    ) -> CallRecord: ...
+
+
 @dataclass
 class _Answer:
     """One reply, with its text (or the client's own parsed value) and start time."""
@@ -53,21 +91,47 @@ class _Answer:
     parsed: Any
     started: float
     key: str | None = None  # the cache key of the request, when a cache is in use
+    also: tuple[str, ...] = ()  # more keys to file a valid reply under (after a step down)
     cached: bool = False
     batch: bool = False  # a Message Batches result: priced at the batch discount
-    form: Form | None = None  # the structured-output form the request was sent in
+    form: str | None = None  # the structured-output form the request was sent in
+
+
+#: Writes a flow's system text for JSON mode: ``(criteria, schema_json) -> text``.
+Writer = Callable[[Sequence[Criterion], str], str]
 
 
 @dataclass(frozen=True)
 class _Step:
-    """One request the flow asks for: what for, the prompt, and how to read the reply."""
+    """One request the flow asks for: what for, the prompt, and how to read the reply.
+
+    ``schema`` is the JSON Schema a structured form carries (None: the schema is in
+    the prompt already, or there is none); when the request goes in JSON mode instead,
+    ``write`` gives the system text with the schema in it.
+    """
 
     kind: CallKind
     system: str
     messages: list[dict[str, str]]
-    output_config: dict[str, Any] | None
+    schema: dict[str, Any] | None
     spec: Reader
+    write: Writer | None = None
     sample: int = 0  # which sample of the same request (0: the plain one); keys the cache
+    schema_name: str = "judge_verdict"
+    max_tokens: int | None = None  # None: the judge's own
+    # a one-off request (``ask``): never answered from the verdict cache, and its
+    # system text is not marked for prompt caching (nothing repeats it)
+    one_off: bool = False
+
+    def shaped(self, form: str) -> tuple[str, dict[str, Any] | None]:
+        """The system text and the schema to send in ``form``: in JSON mode the schema
+        goes in the system text, and no structured field is sent."""
+        if self.schema is None:
+            return self.system, None
+        if form == "json":
+            assert self.write is not None, "a step with a schema says how to write JSON mode"
+            return self.write(self.spec.criteria, self.spec.schema_text()), None
+        return self.system, self.schema
 
 
 @dataclass
@@ -103,28 +167,17 @@ def _shown(parsed: Any, limit: int = 4000) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-class _Spec(Reader, Protocol):
-    def output_config(self) -> dict[str, Any]: ...
-
-
-def repair_step(
-    spec: _Spec,
-    system: str,
-    user: dict[str, str],
-    answer: _Answer,
-    first_error: Exception,
-    *,
-    native: bool,
-) -> _Step:
-    """The one repair request after an invalid reply: the bad reply shown back with
-    what was wrong (and the schema again when ``native``)."""
+def repair_step(step: _Step, answer: _Answer, first_error: Exception, *, native: bool) -> _Step:
+    """The one repair request after an invalid reply to ``step``: the bad reply shown
+    back with what was wrong (and the schema again when ``native``)."""
     bad = answer.text if answer.text is not None else _shown(answer.parsed)
     messages = [
-        user,
+        *step.messages[:1],
         {"role": "assistant", "content": bad},
         {"role": "user", "content": repair_request(str(first_error))},
     ]
-    return _Step("repair", system, messages, spec.output_config() if native else None, spec)
+    schema = step.schema if native else None
+    return _Step("repair", step.system, messages, schema, step.spec, step.write)
 
 
 def prose_note(structured: str, answer: _Answer, ignored: str) -> str | None:
