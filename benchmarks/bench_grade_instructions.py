@@ -46,11 +46,11 @@ SUBJECTS = (
     "overhead grade_many",
 )
 RATIOS = (
-    ("trajectory grade", "trajectory match", 1.5),
+    ("trajectory grade", "trajectory match", 2.0),
     ("trajectory grade", "trajectory checkers", None),
-    ("trajectory grade(messages)", "trajectory read + match", 1.5),
-    ("overhead grade", "overhead checkers", 1.5),
-    ("overhead grade_many", "overhead grade", 1.0),
+    ("trajectory grade(messages)", "trajectory read + match", 2.0),
+    ("overhead grade", "overhead checkers", 2.0),
+    ("overhead grade_many", "overhead grade", 1.1),
 )
 
 

@@ -16,8 +16,8 @@ Timed in this run, as CPU seconds of this process, the best of ``--repeat`` roun
 * ``grade_many`` - ``grade_many(drafts, rubric, skip_judge=True)`` over all of them.
 
 Printed: each subject's microseconds per draft and its ratio to ``checkers`` and to
-``bare``. Targets: ``grade`` <= 1.5x ``checkers``; ``grade_many`` per draft no slower
-than ``grade``. Nothing here asserts on time.
+``bare``. Targets (issue 38): ``grade`` <= 2.0x ``checkers``; ``grade_many`` per
+draft <= 1.1x ``grade``. Nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -193,8 +193,8 @@ def main() -> None:
             f"{seconds / best['bare']:>8.2f}"
         )
     print(
-        f"\ngrade / checkers = {best['grade'] / best['checkers']:.2f} (target <= 1.5); "
-        f"grade_many / grade = {best['grade_many'] / best['grade']:.2f} (target <= 1.0)"
+        f"\ngrade / checkers = {best['grade'] / best['checkers']:.2f} (target <= 2.0); "
+        f"grade_many / grade = {best['grade_many'] / best['grade']:.2f} (target <= 1.1)"
     )
 
 

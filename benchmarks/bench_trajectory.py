@@ -20,8 +20,8 @@ best of ``--repeat`` rounds:
   messages with ``Transcript.from_messages``, then ``match``) against
   ``grade(messages, rubric, reference=...)``.
 
-Printed: microseconds a transcript and the ratios; the target is grading at most 1.5x
-calling the match functions directly. Then each match mode on one transcript of
+Printed: microseconds a transcript and the ratios; the target (issue 38) is grading at
+most 2.0x calling the match functions directly. Then each match mode on one transcript of
 10,000 calls, and the hostile pairing that stops at the work limit. The subjects are
 checked to agree before they are timed. Nothing here asserts on time: it prints.
 """
@@ -40,7 +40,7 @@ from gradeloop.grading._context import make_context
 from gradeloop_checkers.trajectory import CHECKERS, MODES, Want, match_strict
 from gradeloop_checkers.trajectory._args import covers
 
-TARGET = 1.5
+TARGET = 2.0
 FORBIDDEN = ("delete_account", "change_email")
 
 
