@@ -29,9 +29,7 @@ from gradeloop import (
     run_loop,
 )
 from gradeloop.errors import RubricError
-from gradeloop.grading import _results
-from gradeloop.grading._grade import CriterionResult
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import CriterionResult, Registry, _results
 from gradeloop.grading._watch import TimedOut, run_watched
 from tests.cli_helpers import cli
 from tests.fakes import AllMet, FakeGenerator

@@ -20,11 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from gradeloop import CheckContext, CheckResult, Transcript, Verdict, accepted, grade
-from gradeloop.grading import _grade, _results
+from gradeloop import CheckResult, Transcript, Verdict, accepted, grade
+from gradeloop.grading import CheckContext, Registry, _grade, _results
 from gradeloop.grading._checks import CheckerFailure, call_checker
 from gradeloop.grading._context import make_context
-from gradeloop.grading._registry import Registry
 from gradeloop.grading._verdict import built_verdict
 
 keys = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)

@@ -12,28 +12,28 @@ from typing import Any
 import pytest
 
 from gradeloop import (
-    CheckContext,
     CheckResult,
     Criterion,
-    DraftItem,
     HistoryStore,
-    LabelledItem,
     Rubric,
     Transcript,
-    TranscriptError,
     Verdict,
     agrade,
     assert_graded,
-    calibrate,
-    compare,
     grade,
     grade_many,
+)
+from gradeloop.errors import BatchError, InputError, TranscriptError
+from gradeloop.grading import CheckContext, Registry
+from gradeloop.grading._grade import start_plan
+from gradeloop.migration import (
+    DraftItem,
+    LabelledItem,
+    calibrate,
+    compare,
     read_drafts,
     read_labels,
 )
-from gradeloop.errors import BatchError, InputError
-from gradeloop.grading._grade import start_plan
-from gradeloop.grading._registry import Registry
 from gradeloop.report import render_report
 from gradeloop_checkers.trajectory._read import NO_CALLS
 from tests.cli_helpers import cli

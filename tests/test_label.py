@@ -14,8 +14,8 @@ import pytest
 from gradeloop import HistoryStore, Rubric
 from gradeloop.errors import InputError
 from gradeloop.history._grading import GradedDraft
+from gradeloop.migration import read_labels
 from gradeloop.migration._evidence import stored_run
-from gradeloop.migration._jsonl import read_labels
 from gradeloop.report._label import LabelSession
 from gradeloop.report._label_server import Labeller
 from tests.cli_helpers import cli

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gradeloop import Rubric
-from gradeloop.grading._registry import Registry
-from gradeloop.loop._run import optimize
+from gradeloop import Rubric, optimize
+from gradeloop.grading import Registry
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 KEYS = ("api_cited", "code_runs", "errors_named", "sentence_len", "no_invention")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gradeloop import DraftSizeWarning
+from gradeloop.errors import DraftSizeWarning
 from gradeloop.mcp_server import build_runner, build_server
 from gradeloop.tools import ToolRunner
 from gradeloop.tools._args import MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_VALUES

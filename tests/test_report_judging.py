@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradeloop import HistoryStore, Jury, Rubric, grade, run_loop
+from gradeloop import HistoryStore, Rubric, grade, run_loop
 from gradeloop.history._grading import GradedDraft
+from gradeloop.judging import Jury
 from gradeloop.report import render_report
 from tests.fakes import FakeGenerator
 from tests.judging_fakes import Raising, Voter

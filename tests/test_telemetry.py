@@ -166,7 +166,7 @@ def test_a_judge_failure_marks_its_round(spans: InMemorySpanExporter) -> None:
 
 def test_a_checker_that_raises_is_recorded(spans: InMemorySpanExporter) -> None:
     from gradeloop import Rubric
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
 
     reg = Registry()
 
@@ -244,8 +244,8 @@ def _python(template: str, env: dict[str, str] | None = None) -> str:
 
 def test_with_the_extra_the_hot_functions_are_wrapped() -> None:
     # the twin of the test above: in this environment the API is installed
+    from gradeloop import run_loop as raw
     from gradeloop.grading._checks import run_checker
-    from gradeloop.loop._run import run_loop as raw
 
     assert telemetry.AVAILABLE is True
     assert hasattr(raw, "__wrapped__") and hasattr(run_checker, "__wrapped__")

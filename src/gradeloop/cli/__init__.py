@@ -49,6 +49,8 @@ from . import (
 from ._io import terminal_safe
 from ._models import close_resources, model_failure
 
+__all__ = ["build_parser", "entry", "main"]
+
 COMMANDS = (
     _grade,
     _optimize,
@@ -77,6 +79,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``gradeloop`` argument parser, with every command's subparser."""
     parser = _Parser(
         prog="gradeloop",
         description="Grade LLM output against a hybrid rubric and run the "
