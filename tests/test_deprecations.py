@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -144,3 +145,27 @@ def test_the_old_names_import_in_a_fresh_interpreter_without_the_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _changelog_homes() -> dict[str, str]:
+    """``{name: home}`` from the Unreleased "Deprecated" bullets of CHANGELOG.md."""
+    text = (Path(__file__).resolve().parent.parent / "CHANGELOG.md").read_text(encoding="utf-8")
+    unreleased = text.split("## [Unreleased]", 1)[1].split("\n## ", 1)[0]
+    deprecated = unreleased.split("### Deprecated", 1)[1].split("\n### ", 1)[0]
+    homes = {}
+    for bullet in re.split(r"\n  - ", deprecated)[1:]:
+        home, _, names = bullet.partition(":")
+        for name in re.findall(r"`(\w+)`", names):
+            homes[name] = home.strip("` ")
+    return homes
+
+
+def test_the_changelog_records_every_move_with_its_new_home() -> None:
+    moved = {}
+    for name in OLD_TOP_LEVEL:
+        if name not in gradeloop.__all__:
+            _, caught = _old_import(name)
+            found = NEW_IMPORT.search(str(caught[0].message))
+            assert found
+            moved[name] = found.group(1)
+    assert _changelog_homes() == moved
