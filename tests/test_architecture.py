@@ -17,7 +17,7 @@ PACKAGES = {"gradeloop": ROOT / "src" / "gradeloop", "gradeloop_checkers": ROOT 
 
 # Lowest first. A module may import from its own layer or a lower one.
 LAYERS = (
-    ("gradeloop.errors", "gradeloop.hookspecs", "gradeloop.telemetry", "gradeloop._redact"),
+    ("gradeloop.errors", "gradeloop.hookspecs", "gradeloop.telemetry"),
     ("gradeloop.grading",),
     ("gradeloop.models", "gradeloop.judging"),
     ("gradeloop.bulk",),

@@ -19,7 +19,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from .. import __version__
-from .._redact import scrub_error
 from ..errors import (
     CacheWarning,
     DraftSizeWarning,
@@ -27,6 +26,7 @@ from ..errors import (
     RubricWarning,
     StructuredFormWarning,
 )
+from ..errors._redact import scrub_error
 from . import (
     _align,
     _batch,
