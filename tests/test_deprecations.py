@@ -49,6 +49,11 @@ CONTRACT = """
     compare_drafts Preference Jury GradeloopWarning propose_checkers Proposal read_labels
 """.split()  # noqa: SIM905 (a word list reads better than 116 quoted lines)
 
+# Public modules that moved into the package that uses them, and where they are now.
+MOVED_MODULES = {
+    "hookspecs": "gradeloop.grading.hookspecs",
+}
+
 NEW_IMPORT = re.compile(
     r"use `from (gradeloop(?:\.\w+)+) import (\w+)`; the old name goes in 0\.\d+"
 )
@@ -78,6 +83,16 @@ def test_an_old_top_level_name_still_imports(name: str) -> None:
     assert new_name == name
     assert getattr(importlib.import_module(home), name) is value
     assert name in importlib.import_module(home).__all__
+
+
+@pytest.mark.parametrize("name", sorted(MOVED_MODULES))
+def test_a_moved_module_still_imports_from_gradeloop(name: str) -> None:
+    value, caught = _old_import(name)
+    assert [w.category for w in caught] == [DeprecationWarning]
+    package, _, module = MOVED_MODULES[name].rpartition(".")
+    assert f"gradeloop.{name} moved: use `from {package} import {module}`" in str(caught[0].message)
+    assert value is importlib.import_module(MOVED_MODULES[name])
+    assert name not in vars(gradeloop)  # still warns next time
 
 
 def test_the_old_names_are_all_there() -> None:

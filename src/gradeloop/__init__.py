@@ -171,6 +171,12 @@ _MOVED_TO = {
     ),
 }
 _MOVED = {name: home for home, names in _MOVED_TO.items() for name in names}
+# Public modules that moved into the package that uses them: `from gradeloop import X`
+# and `gradeloop.X` still find them (a dotted `import gradeloop.X` cannot, short of an
+# import hook, which a library must not install).
+_MOVED_MODULES = {
+    "hookspecs": "gradeloop.grading.hookspecs",
+}
 _REMOVED_IN = "0.3"
 
 
@@ -179,17 +185,23 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module("gradeloop.models"), name)
         globals()[name] = value
         return value
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module 'gradeloop' has no attribute {name!r}")
-    # not cached in globals(): every old-style use warns (once per place, as warnings do)
+    # neither is cached in globals(): every old-style use warns (once per place)
+    if name in _MOVED:
+        _moved(name, f"from {_MOVED[name]} import {name}")
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    if name in _MOVED_MODULES:
+        package, _, module = _MOVED_MODULES[name].rpartition(".")
+        _moved(name, f"from {package} import {module}")
+        return importlib.import_module(_MOVED_MODULES[name])
+    raise AttributeError(f"module 'gradeloop' has no attribute {name!r}")
+
+
+def _moved(name: str, new_import: str) -> None:
     warnings.warn(
-        f"gradeloop.{name} moved: use `from {home} import {name}`; "
-        f"the old name goes in {_REMOVED_IN}",
+        f"gradeloop.{name} moved: use `{new_import}`; the old name goes in {_REMOVED_IN}",
         DeprecationWarning,
-        stacklevel=2,
+        stacklevel=3,
     )
-    return getattr(importlib.import_module(home), name)
 
 
 def __dir__() -> list[str]:
