@@ -52,6 +52,8 @@ CONTRACT = """
 # Public modules that moved into the package that uses them, and where they are now.
 MOVED_MODULES = {
     "hookspecs": "gradeloop.grading.hookspecs",
+    "mcp_server": "gradeloop.integrations.mcp_server",
+    "telemetry": "gradeloop.integrations.telemetry",
 }
 
 NEW_IMPORT = re.compile(

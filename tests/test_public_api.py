@@ -21,6 +21,8 @@ PACKAGES = (
     "gradeloop.grading",
     "gradeloop.graph",
     "gradeloop.history",
+    "gradeloop.integrations.mcp_server",
+    "gradeloop.integrations.telemetry",
     "gradeloop.judging",
     "gradeloop.loop",
     "gradeloop.migration",

@@ -176,6 +176,8 @@ _MOVED = {name: home for home, names in _MOVED_TO.items() for name in names}
 # import hook, which a library must not install).
 _MOVED_MODULES = {
     "hookspecs": "gradeloop.grading.hookspecs",
+    "mcp_server": "gradeloop.integrations.mcp_server",
+    "telemetry": "gradeloop.integrations.telemetry",
 }
 _REMOVED_IN = "0.3"
 

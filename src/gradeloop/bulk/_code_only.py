@@ -10,7 +10,6 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from .. import telemetry
 from ..errors import GradeloopError
 from ..grading._checks import CheckerInfo, call_checker, run_checker
 from ..grading._context import CheckContext, make_context
@@ -26,6 +25,7 @@ from ..grading._grade import (
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Rubric
 from ..grading._transcript import draft_parts
+from ..integrations import telemetry
 from ._items import Batch, reporter
 from ._progress import ManyProgress, ProgressCallback
 

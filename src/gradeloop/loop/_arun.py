@@ -14,12 +14,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .. import telemetry
 from ..errors import JudgeError
 from ..grading._agrade import agrade
 from ..grading._grade import Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
+from ..integrations import telemetry
 from ..models._usage import metered
 from ._result import Iteration, LoopResult, StopReason
 from ._run import (

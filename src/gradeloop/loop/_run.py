@@ -21,12 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .. import telemetry
 from ..errors import InputError, JudgeError
 from ..grading._grade import Evaluation, Judge, grade
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 from ..grading._verdict import as_feedback
+from ..integrations import telemetry
 from ..judging._family import warn_same_family
 from ..models._failure import failure_line
 from ..models._fingerprint import run_fingerprint

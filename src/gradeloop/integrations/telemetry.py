@@ -54,7 +54,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from .errors._redact import scrub_error
+from ..errors._redact import scrub_error
 
 __all__ = [
     "AVAILABLE",
