@@ -162,7 +162,8 @@ def main() -> None:
     def jury_batch(emulator: Emulator) -> tuple[list[Any], int]:
         import tempfile
 
-        from gradeloop import HistoryStore, batches
+        from gradeloop import HistoryStore
+        from gradeloop.bulk import batches
 
         client = emulator.client(max_retries=0)  # members on one client: one batch
         members = [AnthropicJudge(client=client, model=f"judge-{i}") for i in range(k)]

@@ -27,7 +27,7 @@ LAYERS = (
     ("gradeloop.history",),
     (
         "gradeloop.migration",
-        "gradeloop.batches",
+        "gradeloop.bulk.batches",
         "gradeloop.tools",
         "gradeloop.graph",
         "gradeloop.integrations.mcp_server",

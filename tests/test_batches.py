@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import AnthropicJudge, HistoryStore, JudgeCache, Rubric, batches
+from gradeloop import AnthropicJudge, HistoryStore, JudgeCache, Rubric
+from gradeloop.bulk import batches
 from gradeloop.errors import BatchError
 from gradeloop.migration import DraftItem
 from gradeloop.models import Usage

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradeloop import AnthropicJudge, HistoryStore, Rubric, batches, grade, grade_many
+from gradeloop import AnthropicJudge, HistoryStore, Rubric, grade, grade_many
+from gradeloop.bulk import batches
 from gradeloop.errors import BatchError
 from gradeloop.judging import Jury
 from gradeloop.testing import text_reply, verdict_reply

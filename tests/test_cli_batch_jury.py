@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import AnthropicJudge, HistoryStore, batches
+from gradeloop import AnthropicJudge, HistoryStore
+from gradeloop.bulk import batches
 from gradeloop.grading._shadow import judge_request
 from gradeloop.history import _sql
 from gradeloop.models._batch import batch_request

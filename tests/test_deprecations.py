@@ -51,6 +51,7 @@ CONTRACT = """
 
 # Public modules that moved into the package that uses them, and where they are now.
 MOVED_MODULES = {
+    "batches": "gradeloop.bulk.batches",
     "hookspecs": "gradeloop.grading.hookspecs",
     "mcp_server": "gradeloop.integrations.mcp_server",
     "telemetry": "gradeloop.integrations.telemetry",

@@ -354,7 +354,8 @@ def test_bad_transcript_lines_name_the_file_line_and_message(
 
 
 def test_message_batches_refuse_a_transcript_before_sending(emulator: Emulator) -> None:
-    from gradeloop import AnthropicJudge, batches
+    from gradeloop import AnthropicJudge
+    from gradeloop.bulk import batches
 
     judge = AnthropicJudge(client=emulator.client(max_retries=0))
     rubric = {"criteria": [{"key": "polite", "description": "Polite."}]}

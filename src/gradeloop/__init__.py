@@ -175,6 +175,7 @@ _MOVED = {name: home for home, names in _MOVED_TO.items() for name in names}
 # and `gradeloop.X` still find them (a dotted `import gradeloop.X` cannot, short of an
 # import hook, which a library must not install).
 _MOVED_MODULES = {
+    "batches": "gradeloop.bulk.batches",
     "hookspecs": "gradeloop.grading.hookspecs",
     "mcp_server": "gradeloop.integrations.mcp_server",
     "telemetry": "gradeloop.integrations.telemetry",

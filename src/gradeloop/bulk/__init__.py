@@ -6,6 +6,9 @@
     evaluations = grade_many(read_drafts("drafts.jsonl"), rubric, judge=judge, concurrency=16)
 
 ``grade_many`` and ``agrade_many`` are also importable from :mod:`gradeloop` itself.
+:mod:`gradeloop.bulk.batches` grades many drafts through the Message Batches API
+instead (half the price, results later): ``from gradeloop.bulk import batches``. It
+is imported only when asked for, as it needs the Anthropic SDK.
 """
 
 from ._many import agrade_many, grade_many
