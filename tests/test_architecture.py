@@ -28,10 +28,10 @@ LAYERS = (
     (
         "gradeloop.migration",
         "gradeloop.bulk.batches",
+        "gradeloop.history.report",
         "gradeloop.tools",
         "gradeloop.graph",
         "gradeloop.integrations.mcp_server",
-        "gradeloop.report",
     ),
     ("gradeloop.testing", "gradeloop.cli", "gradeloop.__main__"),
 )

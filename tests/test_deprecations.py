@@ -54,6 +54,7 @@ MOVED_MODULES = {
     "batches": "gradeloop.bulk.batches",
     "hookspecs": "gradeloop.grading.hookspecs",
     "mcp_server": "gradeloop.integrations.mcp_server",
+    "report": "gradeloop.history.report",
     "telemetry": "gradeloop.integrations.telemetry",
 }
 

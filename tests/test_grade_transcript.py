@@ -26,6 +26,7 @@ from gradeloop import (
 from gradeloop.errors import BatchError, InputError, TranscriptError
 from gradeloop.grading import CheckContext, Registry
 from gradeloop.grading._grade import start_plan
+from gradeloop.history.report import render_report
 from gradeloop.migration import (
     DraftItem,
     LabelledItem,
@@ -34,7 +35,6 @@ from gradeloop.migration import (
     read_drafts,
     read_labels,
 )
-from gradeloop.report import render_report
 from gradeloop_checkers.trajectory._read import NO_CALLS
 from tests.cli_helpers import cli
 from tests.emulator import Emulator
@@ -465,7 +465,7 @@ def test_cli_reference_transcript_and_drafts_jsonl_with_messages(tmp_path: Path)
 
 def test_the_report_and_the_viewer_show_the_transcript_escaped(tmp_path: Path) -> None:
     from gradeloop.history._grading import GradedDraft
-    from gradeloop.report import Viewer
+    from gradeloop.history.report import Viewer
     from tests.test_view import get
 
     hostile = run(

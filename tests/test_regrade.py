@@ -237,7 +237,7 @@ def test_an_unknown_or_empty_source(tmp_path: Path) -> None:
 
 
 def test_the_viewer_shows_a_regrade_beside_its_source(setup: dict[str, Any]) -> None:
-    from gradeloop.report._server import render
+    from gradeloop.history.report._server import render
 
     r2 = write_rubric(setup["tmp"] / "r2.toml", "Names a source for its claims.")
     ran = cli("regrade", setup["run"], "--rubric", str(r2), "--json", *setup["common"])
@@ -297,7 +297,7 @@ def test_a_history_from_before_regrades_reads_and_migrates(tmp_path: Path) -> No
     import sqlite3
 
     from gradeloop.history import _sql
-    from gradeloop.report._db import ReadOnlyHistory
+    from gradeloop.history.report._db import ReadOnlyHistory
 
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db)

@@ -178,6 +178,7 @@ _MOVED_MODULES = {
     "batches": "gradeloop.bulk.batches",
     "hookspecs": "gradeloop.grading.hookspecs",
     "mcp_server": "gradeloop.integrations.mcp_server",
+    "report": "gradeloop.history.report",
     "telemetry": "gradeloop.integrations.telemetry",
 }
 _REMOVED_IN = "0.3"

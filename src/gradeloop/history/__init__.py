@@ -5,7 +5,9 @@ files (``GRADELOOP_HOME``)::
     from gradeloop.history import HistoryStore, JudgeCache, get_optimization_history
 
 ``HistoryStore``, ``JudgeCache`` and ``get_optimization_history`` are also importable
-from :mod:`gradeloop` itself.
+from :mod:`gradeloop` itself. :mod:`gradeloop.history.report` reads the same database
+(read-only) into one self-contained HTML file or a local viewer:
+``from gradeloop.history.report import write_report``.
 """
 
 from ._cache import CacheStats, JudgeCache
