@@ -206,3 +206,9 @@ def test_every_package_folder_is_in_the_wheel() -> None:
             parts = init.parent.relative_to(folder).parts
             found.add(".".join([top, *parts]))
     assert found - listed == set(), "add these to [tool.setuptools] packages"
+
+
+def test_the_package_folder_stays_small() -> None:
+    # a new piece goes into the package that uses it (docs/architecture.md)
+    entries = sorted(p.name for p in PACKAGES["gradeloop"].iterdir() if p.name != "__pycache__")
+    assert len(entries) <= 16, entries

@@ -7,6 +7,7 @@ import importlib
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -108,6 +109,18 @@ def test_a_package_exports_only_what_it_defines(package: str) -> None:
         value = getattr(module, name)
         if inspect.isclass(value) or inspect.isfunction(value):
             assert value.__module__.startswith(package), (package, name, value.__module__)
+
+
+def test_the_integrations_package_names_each_of_its_modules() -> None:
+    import gradeloop.integrations as integrations
+
+    assert integrations.__all__ == []  # its modules are the API, imported by name
+    folder = Path(integrations.__file__).parent
+    modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    assert modules, folder
+    for module in modules:
+        assert f"gradeloop.integrations.{module}" in (integrations.__doc__ or ""), module
+        assert f"gradeloop.integrations.{module}" in PACKAGES, module
 
 
 def test_every_front_door_name_has_a_home_package() -> None:
