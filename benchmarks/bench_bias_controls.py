@@ -39,16 +39,9 @@ sys.path.insert(0, str(ROOT))  # for tests.emulator
 
 from tests.emulator import Emulator  # noqa: E402
 
-from gradeloop import (  # noqa: E402
-    AnthropicJudge,
-    Criterion,
-    Jury,
-    Rubric,
-    compare_many,
-    grade,
-    read_drafts,
-    run_loop,
-)
+from gradeloop import AnthropicJudge, Criterion, Rubric, grade, run_loop  # noqa: E402
+from gradeloop.judging import Jury, compare_many  # noqa: E402
+from gradeloop.migration import read_drafts  # noqa: E402
 from gradeloop.testing import text_reply, verdict_reply  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "payments-guide"
@@ -169,7 +162,8 @@ def main() -> None:
     def jury_batch(emulator: Emulator) -> tuple[list[Any], int]:
         import tempfile
 
-        from gradeloop import HistoryStore, batches
+        from gradeloop import HistoryStore
+        from gradeloop.bulk import batches
 
         client = emulator.client(max_retries=0)  # members on one client: one batch
         members = [AnthropicJudge(client=client, model=f"judge-{i}") for i in range(k)]

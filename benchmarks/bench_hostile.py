@@ -41,10 +41,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gradeloop import CallRecord, Criterion, Rubric, Usage, Verdict, record_call, run_loop
+from gradeloop import Criterion, Rubric, Verdict, run_loop
 from gradeloop.history._scrub import scrub_text
 from gradeloop.loop import _similarity
 from gradeloop.loop._similarity import similar
+from gradeloop.models import CallRecord, Usage, record_call
 
 TARGET = 5.0  # the largest acceptable time ratio for 4x the input
 GROWTH = 4  # each size is this many times the one before

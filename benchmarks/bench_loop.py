@@ -40,16 +40,14 @@ from _common import FAIL, KEYS, RUBRIC, Gen, Judge
 from gradeloop import (
     AnthropicGenerator,
     AnthropicJudge,
-    CallRecord,
     Criterion,
     HistoryStore,
-    Usage,
     Verdict,
     accepted,
     optimize,
-    record_call,
     run_loop,
 )
+from gradeloop.models import CallRecord, Usage, record_call
 from gradeloop.testing import text_reply, verdict_reply
 
 ROUNDS = 3

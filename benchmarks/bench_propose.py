@@ -30,8 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gradeloop import Rubric, propose_checkers
+from gradeloop import Rubric
 from gradeloop.grading._registry import default_registry
+from gradeloop.migration import propose_checkers
 from gradeloop.migration._propose import _score
 from gradeloop.migration._propose_candidates import Candidate, bind
 from gradeloop.migration._propose_evidence import Example, split

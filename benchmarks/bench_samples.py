@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))  # for tests.emulator
 
 from tests.emulator import Emulator  # noqa: E402
 
-from gradeloop import AnthropicJudge, Criterion, Rubric, grade, read_drafts  # noqa: E402
+from gradeloop import AnthropicJudge, Criterion, Rubric, grade  # noqa: E402
+from gradeloop.migration import read_drafts  # noqa: E402
 from gradeloop.testing import verdict_reply  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "payments-guide"

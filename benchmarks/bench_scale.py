@@ -45,7 +45,6 @@ from benchmarks._emulator_server import open_files_limit
 
 from gradeloop import (
     AnthropicJudge,
-    DraftItem,
     HistoryStore,
     JudgeCache,
     Rubric,
@@ -54,6 +53,7 @@ from gradeloop import (
     grade_many,
     make_client,
 )
+from gradeloop.migration import DraftItem
 
 HERE = Path(__file__).resolve().parent
 RUBRIC = Rubric.from_dict(

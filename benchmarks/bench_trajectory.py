@@ -35,7 +35,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gradeloop import Rubric, ToolCall, Transcript, grade
+from gradeloop import Rubric, Transcript, grade
+from gradeloop.grading import ToolCall
 from gradeloop.grading._context import make_context
 from gradeloop_checkers.trajectory import CHECKERS, MODES, Want, match_strict
 from gradeloop_checkers.trajectory._args import covers

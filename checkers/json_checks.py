@@ -16,7 +16,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from gradeloop import CheckResult, RubricPath, UnusableFileError, read_user_file
+from gradeloop import CheckResult
+from gradeloop.errors import UnusableFileError
+from gradeloop.grading import RubricPath, read_user_file
 
 from ._options import one_of_required
 from .markdown._lines import first_block, quote, split_lines

@@ -27,15 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradeloop import (
-    DEFAULT_MODEL,
-    AnthropicGenerator,
-    AnthropicJudge,
-    Rubric,
-    make_client,
-    model_configured,
-)
+from gradeloop import AnthropicGenerator, AnthropicJudge, Rubric, make_client
 from gradeloop.errors import GradeloopError
+from gradeloop.models import DEFAULT_MODEL, model_configured
 from gradeloop.tools import ToolRunner
 
 SYSTEM = """\

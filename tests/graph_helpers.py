@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gradeloop import Criterion, HistoryStore, Rubric, Verdict
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 
 KEYS = ("api_cited", "errors_named")
 THREAD = {"configurable": {"thread_id": "crashy"}}

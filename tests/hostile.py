@@ -32,7 +32,7 @@ from typing import Any, Literal
 from hypothesis import strategies as st
 
 from gradeloop import Criterion, Rubric
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.testing import (
     api_error,
     refusal,

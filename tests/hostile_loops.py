@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from gradeloop import CheckResult, Criterion, Rubric, Verdict
 from gradeloop.errors import JudgeError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 
 CODE_KEY = "mentions_x"
 

@@ -16,10 +16,9 @@ from hypothesis import strategies as st
 
 from gradeloop import Criterion, Rubric
 from gradeloop.errors import InputError, JudgeError
+from gradeloop.migration import LabelledItem, read_labels, write_rubric
 from gradeloop.migration._align import split_items
-from gradeloop.migration._jsonl import LabelledItem, read_labels
 from gradeloop.migration._rewrite import read_rewrites
-from gradeloop.migration._rubric_write import write_rubric
 from tests.cli_helpers import cli
 from tests.description_judge import DescriptionJudge
 from tests.emulator import Emulator

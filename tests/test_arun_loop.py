@@ -15,14 +15,14 @@ from gradeloop import (
     AnthropicJudge,
     Criterion,
     HistoryStore,
-    LoopEvent,
     Rubric,
     Verdict,
     arun_loop,
     run_loop,
 )
 from gradeloop.errors import InputError, JudgeError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
+from gradeloop.loop import LoopEvent
 from gradeloop.testing import text_reply, verdict_reply
 from tests.emulator import Emulator
 from tests.fakes import FakeGenerator, FakeJudge, verdict

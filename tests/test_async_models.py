@@ -8,11 +8,9 @@ from typing import Any
 
 import anthropic
 
-from gradeloop import make_client
+from gradeloop import AnthropicGenerator, AnthropicJudge, make_client
 from gradeloop.errors import JudgeError
 from gradeloop.models._aclient import AsyncTwin, async_twin
-from gradeloop.models._generator import AnthropicGenerator
-from gradeloop.models._judge import AnthropicJudge
 from gradeloop.testing import ScriptedClient, refusal, text_reply, verdict_reply
 from tests.emulator import Emulator, http_error
 from tests.test_judge import CRITERIA, JUDGE_KEYS, good

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from gradeloop import DraftItem, HistoryStore, JudgeCache, Rubric, batches
+from gradeloop import AnthropicJudge, HistoryStore, JudgeCache, Rubric
+from gradeloop.bulk import batches
 from gradeloop.errors import BatchError
-from gradeloop.models._judge import AnthropicJudge
-from gradeloop.models._usage import Usage
+from gradeloop.migration import DraftItem
+from gradeloop.models import Usage
 from gradeloop.testing import refusal, text_reply, verdict_reply
 from tests.emulator import Emulator
 

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradeloop import HistoryStore, Jury, Rubric, batches, grade, grade_many
+from gradeloop import AnthropicJudge, HistoryStore, Rubric, grade, grade_many
+from gradeloop.bulk import batches
 from gradeloop.errors import BatchError
-from gradeloop.models._judge import AnthropicJudge
+from gradeloop.judging import Jury
 from gradeloop.testing import text_reply, verdict_reply
 from tests.emulator import Emulator, HTTPError
 from tests.judging_fakes import Voter

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from gradeloop.report import Viewer, write_report
-from gradeloop.report._html import Safe, page
+from gradeloop.history.report import Viewer, write_report
+from gradeloop.history.report._html import Safe, page
 from tests.cli_helpers import ROOT
 from tests.report_helpers import FixtureIds, build_history
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from gradeloop import HistoryStore, Rubric
+from gradeloop.history.report._label import LabelSession
+from gradeloop.history.report._label_server import Labeller
+from gradeloop.migration import read_labels
 from gradeloop.migration._evidence import stored_run
-from gradeloop.migration._jsonl import read_labels
-from gradeloop.report._label import LabelSession
-from gradeloop.report._label_server import Labeller
 from tests.test_browser import (  # noqa: F401  (driver is a fixture)
     artifacts,
     by_css,

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from gradeloop import AnthropicJudge, JudgeCache
 from gradeloop.errors import HistoryError, JudgeError
-from gradeloop.history._cache import JudgeCache, default_cache_path
-from gradeloop.models._digest import request_digest
-from gradeloop.models._judge import AnthropicJudge
+from gradeloop.history._cache import default_cache_path
+from gradeloop.models import request_digest
 from gradeloop.testing import refusal, text_reply, truncated, verdict_reply
 from tests.emulator import Emulator, http_error
 from tests.test_judge import CRITERIA, good

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import AnthropicJudge, CacheWarning, Rubric, grade
-from gradeloop.errors import HistoryError, JudgeError
-from gradeloop.history._cache import JudgeCache
+from gradeloop import AnthropicJudge, JudgeCache, Rubric, grade
+from gradeloop.errors import CacheWarning, HistoryError, JudgeError
 from gradeloop.testing import Cassette, CassetteMiss, assert_graded, verdict_reply
 from tests.cli_helpers import cli
 from tests.emulator import Emulator

@@ -11,9 +11,9 @@ import pytest
 
 from gradeloop import CheckResult, Criterion, HistoryStore, Rubric, Verdict
 from gradeloop.errors import InputError, JudgeError, JudgeRequiredError
-from gradeloop.grading._registry import Registry
-from gradeloop.migration._calibrate import MIN_LABELS, calibrate
-from gradeloop.migration._jsonl import LabelledItem, read_labels
+from gradeloop.grading import Registry
+from gradeloop.migration import LabelledItem, calibrate, read_labels
+from gradeloop.migration._calibrate import MIN_LABELS
 from tests.cli_helpers import EXAMPLE, cli
 from tests.emulator import Emulator
 from tests.test_compare import stand_in

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from gradeloop import CheckerSignatureError, CheckResult, Rubric, grade
-from gradeloop.errors import RubricError
-from gradeloop.grading._registry import Registry, builtin_checker_names
+from gradeloop import CheckResult, Rubric, grade
+from gradeloop.errors import CheckerSignatureError, RubricError
+from gradeloop.grading import Registry
+from gradeloop.grading._registry import builtin_checker_names
 from tests.cli_helpers import cli
 from tests.plugin_dists import GOOD, make_dist
 

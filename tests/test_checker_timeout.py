@@ -28,7 +28,7 @@ from gradeloop import (
     run_loop,
 )
 from gradeloop.errors import RubricError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.grading._watch import TimedOut, run_watched
 from tests.cli_helpers import cli
 from tests.fakes import AllMet, FakeGenerator

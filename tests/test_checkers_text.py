@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gradeloop
+import gradeloop.grading
 from gradeloop import CheckResult, Rubric, RubricError, grade
 from gradeloop_checkers.json_checks import CHECKERS as JSON_CHECKERS
 from gradeloop_checkers.text import (
@@ -536,7 +537,7 @@ def _doc_criteria() -> list[dict[str, Any]]:
 def test_every_registered_builtin_checker_has_a_section_in_the_docs() -> None:
     titles = re.findall(r"^## (.+)$", DOCS.read_text(encoding="utf-8"), re.M)
     documented = {name.strip() for t in titles for name in t.split("/")}
-    registry = gradeloop.Registry()
+    registry = gradeloop.grading.Registry()
     builtin = {c.name for c in registry if c.plugin == "builtin"}
     assert builtin >= set(CHECKERS) | set(JSON_CHECKERS)
     assert builtin <= documented
@@ -546,7 +547,7 @@ def test_the_docs_examples_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     # a rubric with no file reads relative paths from the working directory
     (tmp_path / "reply.schema.json").write_text('{"type": "object"}', "utf-8")
     monkeypatch.chdir(tmp_path)
-    builtin = {c.name for c in gradeloop.Registry() if c.plugin == "builtin"}
+    builtin = {c.name for c in gradeloop.grading.Registry() if c.plugin == "builtin"}
     examples = [c for c in _doc_criteria() if c["checker"] in builtin]
     assert {c["checker"] for c in examples} == builtin  # every checker has an example
     for criterion in examples:

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import CheckContext, Rubric, RubricError, ToolCall, Transcript, grade
+from gradeloop import Rubric, RubricError, Transcript, grade
+from gradeloop.grading import CheckContext, ToolCall
 from gradeloop.grading._context import make_context
 from gradeloop_checkers.trajectory import (
     CHECKERS,

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from gradeloop import HistoryStore, batches
+from gradeloop import AnthropicJudge, HistoryStore
+from gradeloop.bulk import batches
 from gradeloop.grading._shadow import judge_request
 from gradeloop.history import _sql
 from gradeloop.models._batch import batch_request
-from gradeloop.models._judge import AnthropicJudge
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator
 from tests.test_batches import RUBRIC, by_text

@@ -32,7 +32,7 @@ def test_an_unpriced_model_shows_an_unknown_cost(emulator: Emulator) -> None:
 
 def test_the_status_line_follows_the_loop_events() -> None:
     from gradeloop.cli._optimize import _Progress
-    from gradeloop.loop._run import LoopEvent
+    from gradeloop.loop import LoopEvent
 
     shown: list[str] = []
 

@@ -14,12 +14,11 @@ import pytest
 from gradeloop import CheckResult, Criterion, HistoryStore, Rubric, Verdict
 from gradeloop.cli import main
 from gradeloop.errors import InputError, JudgeError
-from gradeloop.grading._registry import Registry
-from gradeloop.migration._compare import compare
-from gradeloop.migration._jsonl import DraftItem, read_drafts
+from gradeloop.grading import Registry
+from gradeloop.migration import DraftItem, compare, read_drafts
 from gradeloop.migration._key_cost import CostLedger, key_shares
+from gradeloop.models import CallRecord, Usage, record_call
 from gradeloop.models._prompts import judge_user
-from gradeloop.models._usage import CallRecord, Usage, record_call
 from tests.cli_helpers import EXAMPLE, cli
 from tests.emulator import Emulator
 
@@ -334,8 +333,8 @@ def test_the_docs_worked_example_shows_real_output(
 def test_jobs_grade_many_drafts_at_once_with_the_same_report(emulator: Emulator) -> None:
     import zlib
 
-    from gradeloop import Rubric, compare, read_drafts
-    from gradeloop.models._judge import AnthropicJudge
+    from gradeloop import AnthropicJudge, Rubric
+    from gradeloop.migration import compare, read_drafts
     from gradeloop.testing import refusal, verdict_reply
 
     def answer(body: dict[str, Any]) -> Any:

@@ -10,21 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import (
-    CheckResult,
-    ConfigError,
-    JudgeError,
-    JudgeRequiredError,
+from gradeloop import CheckResult, Rubric, checker
+from gradeloop.errors import ConfigError, InputError, JudgeError, JudgeRequiredError
+from gradeloop.judging import (
     PairItem,
-    Rubric,
     acompare_drafts,
     acompare_many,
-    checker,
     compare_drafts,
     compare_many,
     position_bias,
 )
-from gradeloop.errors import InputError
 from gradeloop.judging._choices import Choices
 from gradeloop.judging._preference import build_preference
 from tests.judging_fakes import Malformed, PositionBiased, Prefers, Raising
@@ -356,7 +351,7 @@ def test_any_reply_is_a_full_valid_answer_or_invalid_never_in_between(data: Any)
 def test_a_hostile_reply_text_is_invalid_in_linear_time() -> None:
     import time
 
-    from gradeloop.grading._rubric import Criterion
+    from gradeloop import Criterion
     from gradeloop.grading._strict import WireError
     from gradeloop.models._prefer import prefer_spec
 

@@ -12,12 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradeloop import CheckContext, CheckResult, Rubric, RubricError, grade
+from gradeloop import CheckResult, Rubric, RubricError, grade
 from gradeloop.cli import main
 from gradeloop.errors import InputError
-from gradeloop.grading._registry import Registry
-from gradeloop.migration._calibrate import calibrate
-from gradeloop.migration._jsonl import read_drafts, read_labels
+from gradeloop.grading import CheckContext, Registry
+from gradeloop.migration import calibrate, read_drafts, read_labels
 from gradeloop_checkers.text import contains, not_contains, regex
 from gradeloop_checkers.text._reference import matches_reference, similarity
 from gradeloop_checkers.text._templates import expand_values, render_pattern, template_problem

@@ -4,6 +4,7 @@ never sees)."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ import gradeloop
 import gradeloop.graph
 import gradeloop.tools
 from tests.cli_helpers import ROOT
+from tests.test_public_api import PACKAGES
 
 INTERNAL = re.compile(r"\bseed\s+0\d\d\b|\bthe seeds?\b(?!\s+\d)|\bseed's\b", re.IGNORECASE)
 TEXT = (".md", ".toml", ".py", ".txt", ".jsonl", ".json")
@@ -34,6 +36,8 @@ def test_docs_and_examples_speak_without_the_internal_seeds(path: Path) -> None:
 def test_public_docstrings_speak_without_them() -> None:
     objects = [gradeloop.tools, gradeloop.graph, gradeloop.graph.final_result]
     objects += [getattr(gradeloop, name) for name in gradeloop.__all__]
+    for package in map(importlib.import_module, PACKAGES):
+        objects += [package, *(getattr(package, name) for name in package.__all__)]
     for obj in objects:
         docs = [inspect.getdoc(obj) or ""]
         if inspect.isclass(obj):

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gradeloop import DraftSizeWarning, Rubric, grade, grade_many
+from gradeloop import Rubric, grade, grade_many
+from gradeloop.errors import DraftSizeWarning
 from gradeloop.grading._files import DRAFT_WARN_CHARS
 from tests.cli_helpers import cli
 

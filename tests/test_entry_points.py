@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from gradeloop.grading import Registry
 from gradeloop.grading._entry_points import forget_entry_points, gradeloop_entry_points
-from gradeloop.grading._registry import Registry
 from tests.plugin_dists import GOOD, make_dist
 
 LONG_AGO = time.time() - 3600

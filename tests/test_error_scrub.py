@@ -12,8 +12,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from gradeloop import AnthropicJudge, grade, run_loop
-from gradeloop._redact import REDACTED, scrub_error
 from gradeloop.errors import JudgeError
+from gradeloop.errors._redact import REDACTED, scrub_error
 from tests.cli_helpers import EXAMPLE, cli
 from tests.emulator import Emulator, http_error
 from tests.fakes import FakeJudge

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from gradeloop import Criterion, Verdict, compare_many, grade_many
+from gradeloop import Criterion, Verdict, grade_many
 from gradeloop.grading import _drivers
 from gradeloop.grading._drivers import LoopThread, blocking
+from gradeloop.judging import compare_many
 from tests.judging_fakes import Prefers
 
 RUBRIC = {

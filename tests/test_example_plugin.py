@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gradeloop import Rubric, RubricError, grade
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from tests.plugin_dists import make_dist
 
 SRC = Path(__file__).resolve().parent.parent / "examples" / "gradeloop-readability" / "src"

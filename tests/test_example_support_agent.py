@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import Transcript, read_drafts
+from gradeloop import Transcript
+from gradeloop.migration import read_drafts
 from tests.cli_helpers import cli
 
 HERE = Path(__file__).resolve().parents[1] / "examples" / "support-agent"

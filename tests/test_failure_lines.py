@@ -188,7 +188,8 @@ def test_http_server_is_one_line_with_the_fix_everywhere(
 
 
 def test_a_tool_call_reports_a_server_page_in_one_line(tmp_path: Path) -> None:
-    from gradeloop import HistoryStore, ToolRunner
+    from gradeloop import HistoryStore
+    from gradeloop.tools import ToolRunner
 
     page = "<!DOCTYPE HTML>\n<html><head><title>Error response</title></head></html>\n"
 

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import GradeloopWarning, Jury, optimize, run_loop
+from gradeloop import optimize, run_loop
+from gradeloop.errors import GradeloopWarning
+from gradeloop.judging import Jury
 from gradeloop.judging._family import announced, model_family, same_family
 from tests.fakes import AllMet, FakeGenerator
 from tests.judging_fakes import Voter

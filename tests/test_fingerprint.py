@@ -9,11 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gradeloop import AnthropicJudge, HistoryStore, Rubric, run_loop
+from gradeloop.models import fingerprint_warnings, run_fingerprint
 from gradeloop.models._fingerprint import (
     fingerprint_differences,
-    fingerprint_warnings,
     rubric_digest,
-    run_fingerprint,
     stored_fingerprint,
     undated_alias,
 )

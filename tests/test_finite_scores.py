@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from gradeloop import CheckResult, Rubric, grade
 from gradeloop.errors import RubricError
-from gradeloop.grading._grade import CriterionResult, merge
+from gradeloop.grading import CriterionResult, Registry
+from gradeloop.grading._grade import merge
 from gradeloop.grading._jsonout import dumps, finite
-from gradeloop.grading._registry import Registry
 from tests.cli_helpers import cli
 from tests.test_cli_grade_many import files
 

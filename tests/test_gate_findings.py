@@ -25,7 +25,7 @@ from gradeloop import (
     run_loop,
 )
 from gradeloop.errors import JudgeError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.testing import ScriptedClient, text_reply, verdict_reply
 from tests.cli_helpers import cli
 from tests.emulator import Emulator

@@ -6,17 +6,10 @@ from __future__ import annotations
 import anthropic
 import pytest
 
+from gradeloop import AnthropicGenerator, make_client
 from gradeloop.errors import ConfigError, NotAnAnswer
-from gradeloop.models._client import (
-    DEFAULT_JUDGE_MODEL,
-    DEFAULT_MODEL,
-    LOCAL_SERVER_KEY,
-    generator_model,
-    judge_model,
-    make_client,
-    model_configured,
-)
-from gradeloop.models._generator import AnthropicGenerator
+from gradeloop.models import DEFAULT_JUDGE_MODEL, DEFAULT_MODEL, model_configured
+from gradeloop.models._client import LOCAL_SERVER_KEY, generator_model, judge_model
 from gradeloop.testing import refusal, text_reply, thinking_only, truncated
 from tests.emulator import Emulator, http_error
 

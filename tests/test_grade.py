@@ -6,7 +6,7 @@ import pytest
 
 from gradeloop import CheckResult, Rubric, grade
 from gradeloop.errors import JudgeError, JudgeRequiredError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from tests.fakes import AllMet, FakeJudge, verdict
 
 

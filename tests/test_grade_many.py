@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 
 from gradeloop import (
+    AnthropicJudge,
     CheckResult,
     Criterion,
-    DraftItem,
     JudgeCache,
-    ManyProgress,
     Rubric,
     Verdict,
     agrade,
@@ -24,9 +23,10 @@ from gradeloop import (
     grade_many,
     make_client,
 )
+from gradeloop.bulk import ManyProgress
 from gradeloop.errors import JudgeError, JudgeRequiredError
-from gradeloop.grading._registry import Registry
-from gradeloop.models._judge import AnthropicJudge
+from gradeloop.grading import Registry
+from gradeloop.migration import DraftItem
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator, http_error
 from tests.fakes import AllMet, FakeJudge, verdict
@@ -562,7 +562,7 @@ def batch_threads() -> list[str]:
 def test_each_code_only_draft_sees_its_own_task_and_metadata() -> None:
     # text drafts without a reference or metadata share one context per task; the rest
     # get their own: every checker still sees its draft's task and metadata
-    from gradeloop import CheckContext
+    from gradeloop.grading import CheckContext
 
     def echo(text: str, *, context: CheckContext) -> CheckResult:
         seen = f"{context.task}|{dict(context.metadata)}|{context.reference}"

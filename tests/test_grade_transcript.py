@@ -12,29 +12,29 @@ from typing import Any
 import pytest
 
 from gradeloop import (
-    CheckContext,
     CheckResult,
     Criterion,
-    DraftItem,
     HistoryStore,
-    LabelledItem,
     Rubric,
     Transcript,
-    TranscriptError,
     Verdict,
     agrade,
     assert_graded,
-    calibrate,
-    compare,
     grade,
     grade_many,
+)
+from gradeloop.errors import BatchError, InputError, TranscriptError
+from gradeloop.grading import CheckContext, Registry
+from gradeloop.grading._grade import start_plan
+from gradeloop.history.report import render_report
+from gradeloop.migration import (
+    DraftItem,
+    LabelledItem,
+    calibrate,
+    compare,
     read_drafts,
     read_labels,
 )
-from gradeloop.errors import BatchError, InputError
-from gradeloop.grading._grade import start_plan
-from gradeloop.grading._registry import Registry
-from gradeloop.report import render_report
 from gradeloop_checkers.trajectory._read import NO_CALLS
 from tests.cli_helpers import cli
 from tests.emulator import Emulator
@@ -354,7 +354,8 @@ def test_bad_transcript_lines_name_the_file_line_and_message(
 
 
 def test_message_batches_refuse_a_transcript_before_sending(emulator: Emulator) -> None:
-    from gradeloop import AnthropicJudge, batches
+    from gradeloop import AnthropicJudge
+    from gradeloop.bulk import batches
 
     judge = AnthropicJudge(client=emulator.client(max_retries=0))
     rubric = {"criteria": [{"key": "polite", "description": "Polite."}]}
@@ -464,7 +465,7 @@ def test_cli_reference_transcript_and_drafts_jsonl_with_messages(tmp_path: Path)
 
 def test_the_report_and_the_viewer_show_the_transcript_escaped(tmp_path: Path) -> None:
     from gradeloop.history._grading import GradedDraft
-    from gradeloop.report import Viewer
+    from gradeloop.history.report import Viewer
     from tests.test_view import get
 
     hostile = run(

@@ -24,7 +24,7 @@ from gradeloop import (
     run_loop,
 )
 from gradeloop.errors import ConfigError, InputError, JudgeError, JudgeRequiredError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.graph import NODES, GraphState, build_graph, final_result
 from gradeloop.testing import text_reply, verdict_reply
 from tests.cli_helpers import ROOT

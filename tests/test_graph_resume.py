@@ -15,7 +15,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from gradeloop import HistoryStore, Rubric, Verdict
 from gradeloop.errors import HistoryError, JudgeError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.graph import build_graph, final_result
 from tests import graph_helpers
 from tests.cli_helpers import ROOT

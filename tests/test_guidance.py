@@ -10,11 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradeloop import CheckResult, Rubric, RubricError
+from gradeloop import AnthropicJudge, CheckResult, Rubric, RubricError
 from gradeloop.errors import RubricWarning
+from gradeloop.grading import Registry
 from gradeloop.grading._guidance import GUIDANCE_WARN_CHARS
-from gradeloop.grading._registry import Registry
-from gradeloop.models._judge import AnthropicJudge
 from gradeloop.models._prompts import criteria_block, judge_system
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator

@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
+from gradeloop import HistoryStore, get_optimization_history
 from gradeloop.errors import HistoryError, LoopNotFoundError
+from gradeloop.history import LoopSummary
 from gradeloop.history import _sql as _history_sql
 from gradeloop.history._paths import default_history_path
 from gradeloop.history._scrub import REDACTED, looks_secret, scrub_text
 from gradeloop.history._sql import retry_locked
 from gradeloop.history._stats import QUALITY_BASIS
-from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
 
 RUBRIC = {
     "criteria": [

@@ -16,11 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradeloop import HistoryStore, LoopNotFoundError, Rubric, Usage, Verdict, run_loop
-from gradeloop.grading._registry import Registry
+from gradeloop import HistoryStore, Rubric, Verdict, run_loop
+from gradeloop.errors import LoopNotFoundError
+from gradeloop.grading import Registry
 from gradeloop.history._sql import MIGRATIONS
 from gradeloop.history._stats import compute_stats, key_stability
 from gradeloop.history._view import pack_usage, unpack_usage
+from gradeloop.models import Usage
 
 RUBRIC = {"criteria": [{"key": "tone", "description": "Warm."}]}
 

@@ -176,7 +176,7 @@ _HANDMADE_ATTRIBUTES = {
     "wrap_socket",
 }
 # the local viewer and labelling page serve on 127.0.0.1 with http.server
-_SERVERS = {"gradeloop.report._server"}
+_SERVERS = {"gradeloop.history.report._server"}
 
 
 def _project_modules() -> Iterator[tuple[str, Path]]:

@@ -7,13 +7,9 @@ from typing import Any
 
 import pytest
 
+from gradeloop import AnthropicJudge, CheckResult, Criterion, Rubric, Verdict, accepted, grade
 from gradeloop.errors import JudgeError
-from gradeloop.grading._checks import CheckResult
-from gradeloop.grading._grade import grade
-from gradeloop.grading._registry import Registry
-from gradeloop.grading._rubric import Criterion, Rubric
-from gradeloop.grading._verdict import Verdict, accepted
-from gradeloop.models._judge import AnthropicJudge
+from gradeloop.grading import Registry
 from gradeloop.models._wire import wire_spec
 from gradeloop.testing import refusal, text_reply, thinking_only, truncated, verdict_reply
 from tests.emulator import Emulator, http_error

@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
+from gradeloop import AnthropicJudge, Criterion
 from gradeloop.errors import JudgeError
-from gradeloop.grading._rubric import Criterion
-from gradeloop.models._judge import AnthropicJudge
 from gradeloop.models._raw import RawBlock, raw_client, read_message
 from gradeloop.testing import ScriptedClient, refusal, verdict_reply
 from tests.emulator import Emulator, http_error

@@ -10,17 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import (
-    Criterion,
-    JudgeError,
-    Jury,
-    JuryVerdict,
-    agrade,
-    compare_drafts,
-    grade,
-    grade_many,
-    run_loop,
-)
+from gradeloop import Criterion, agrade, grade, grade_many, run_loop
+from gradeloop.errors import JudgeError
+from gradeloop.judging import Jury, JuryVerdict, compare_drafts
 from gradeloop.judging._votes import decide_key
 from tests.fakes import FakeGenerator
 from tests.judging_fakes import AsyncVoter, Malformed, PositionBiased, Prefers, Raising, Voter

@@ -14,10 +14,10 @@ import pytest
 from gradeloop import HistoryStore, Rubric
 from gradeloop.errors import InputError
 from gradeloop.history._grading import GradedDraft
+from gradeloop.history.report._label import LabelSession
+from gradeloop.history.report._label_server import Labeller
+from gradeloop.migration import read_labels
 from gradeloop.migration._evidence import stored_run
-from gradeloop.migration._jsonl import read_labels
-from gradeloop.report._label import LabelSession
-from gradeloop.report._label_server import Labeller
 from tests.cli_helpers import cli
 
 RUBRIC = {
@@ -176,7 +176,7 @@ def test_the_cli_refuses_bad_input(tmp_path: Path) -> None:
 
 def test_a_transcript_draft_is_labelled_and_written_as_its_messages(tmp_path: Path) -> None:
     from gradeloop import Transcript
-    from gradeloop.report._label_pages import item_page
+    from gradeloop.history.report._label_pages import item_page
 
     messages = [
         {"role": "user", "content": "Where is my order?"},

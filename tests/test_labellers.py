@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from gradeloop import Rubric
-from gradeloop.migration._jsonl import LabelledItem
+from gradeloop.migration import LabelledItem
 from gradeloop.migration._labellers import labeller_agreement
 from tests.cli_helpers import cli
 from tests.description_judge import DescriptionJudge

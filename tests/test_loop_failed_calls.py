@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from gradeloop import HistoryStore, arun_loop, record_call, run_loop
+from gradeloop import HistoryStore, arun_loop, run_loop
 from gradeloop.errors import NotAnAnswer
-from gradeloop.models._usage import CallRecord, Usage
+from gradeloop.models import CallRecord, Usage, record_call
 from tests.cli_helpers import EXAMPLE, cli
 from tests.fakes import AllMet, FakeGenerator
 from tests.oai_emulator import OAIEmulator, chat, verdict_chat

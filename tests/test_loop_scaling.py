@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from gradeloop import CallRecord, Criterion, Rubric, Usage, Verdict, record_call, run_loop
-from gradeloop.grading._registry import Registry
+from gradeloop import Criterion, Rubric, Verdict, run_loop
+from gradeloop.grading import Registry
+from gradeloop.models import CallRecord, Usage, record_call
 
 RUBRIC = {"criteria": [{"key": "tone", "description": "Warm.", "scale": "score"}]}
 

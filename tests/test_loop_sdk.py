@@ -18,7 +18,7 @@ from gradeloop import (
     optimize,
     run_loop,
 )
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.testing import text_reply, verdict_reply
 from tests.emulator import Emulator
 

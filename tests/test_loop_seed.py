@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import Rubric, arun_loop
-from gradeloop.grading._registry import Registry
-from gradeloop.loop._run import optimize
+from gradeloop import Rubric, arun_loop, optimize
+from gradeloop.grading import Registry
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 KEYS = ("api_cited", "code_runs", "errors_named", "sentence_len", "no_invention")

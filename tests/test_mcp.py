@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 
 from gradeloop import AnthropicGenerator, AnthropicJudge, HistoryStore
 from gradeloop.cli import build_parser, main
-from gradeloop.mcp_server import build_runner, build_server
+from gradeloop.integrations.mcp_server import build_runner, build_server
 from gradeloop.testing import text_reply, verdict_reply
 from gradeloop.tools import TOOL_NAMES, tool_definitions
 from tests.cli_helpers import ROOT
@@ -221,7 +221,7 @@ def test_bad_options_exit_2_before_serving(
 
 def test_importing_the_tools_and_the_server_module_loads_neither_mcp_nor_the_sdk() -> None:
     code = (
-        "import sys, gradeloop, gradeloop.tools, gradeloop.mcp_server, gradeloop.cli; "
+        "import sys, gradeloop, gradeloop.tools, gradeloop.integrations.mcp_server, gradeloop.cli; "
         "print(sorted({'mcp', 'anthropic'} & set(sys.modules)))"
     )
     ran = subprocess.run(

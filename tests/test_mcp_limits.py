@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import DraftSizeWarning
-from gradeloop.mcp_server import build_runner, build_server
+from gradeloop.errors import DraftSizeWarning
+from gradeloop.integrations.mcp_server import build_runner, build_server
 from gradeloop.tools import ToolRunner
 from gradeloop.tools._args import MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_VALUES
 from tests.test_mcp import SHORT, payload
@@ -193,7 +193,7 @@ def test_the_cli_refuses_an_allow_dir_that_is_not_a_folder(
 
 
 def test_a_line_nested_too_deeply_to_read_says_so() -> None:
-    from gradeloop.mcp_server import check_line
+    from gradeloop.integrations.mcp_server import check_line
 
     deep = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ' + "[" * 100_000
     [answer] = check_line(deep + "]" * 100_000 + "}") or []

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradeloop.mcp_server import check_line
+from gradeloop.integrations.mcp_server import check_line
 from tests import hostile
 from tests.cli_helpers import ROOT
 

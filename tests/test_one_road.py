@@ -15,13 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import CheckResult, Evaluation, Jury, Rubric, Verdict, agrade, grade, grade_many
+from gradeloop import CheckResult, Evaluation, Rubric, Verdict, agrade, grade, grade_many
 from gradeloop.grading import _merge
 from gradeloop.grading._issue_keys import is_about, issue_key
 from gradeloop.grading._registry import Registry
 from gradeloop.grading._results import CriterionResult
 from gradeloop.grading._samples import combine
 from gradeloop.grading._shadow import split_verdict
+from gradeloop.judging import Jury
 from gradeloop.judging._votes import jury_verdict
 from tests.fakes import AllMet, verdict
 

@@ -13,15 +13,10 @@ from typing import Any
 import openai
 import pytest
 
-from gradeloop import Criterion, Rubric, grade
+from gradeloop import Criterion, OpenAICompatibleGenerator, OpenAICompatibleJudge, Rubric, grade
 from gradeloop.cli import main
 from gradeloop.errors import ConfigError, JudgeError, NotAnAnswer
-from gradeloop.models._openai import (
-    SCHEMA_NAME,
-    OpenAICompatibleGenerator,
-    OpenAICompatibleJudge,
-    make_openai_client,
-)
+from gradeloop.models._openai import SCHEMA_NAME, make_openai_client
 from gradeloop.models._prompts import judge_system, judge_user
 from gradeloop.models._wire import wire_spec
 from tests.oai_emulator import OAIEmulator, OAIError, chat, strict_problem, verdict_chat

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from gradeloop import make_client
 from gradeloop.models._aclient import async_twin
-from gradeloop.models._client import make_client
 from gradeloop.models._pacing import (
     MAX_PAUSE,
     Pacer,

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gradeloop import PluginError, Rubric, RubricError, grade
+from gradeloop import Rubric, RubricError, grade
+from gradeloop.errors import PluginError
+from gradeloop.grading import Registry
 from gradeloop.grading._plugins import load_plugin
-from gradeloop.grading._registry import Registry, default_registry
+from gradeloop.grading._registry import default_registry
 from tests.cli_helpers import cli
 from tests.plugin_dists import GOOD, make_dist
 

@@ -10,18 +10,9 @@ from typing import Any
 
 import pytest
 
-from gradeloop import (
-    Criterion,
-    JudgeCache,
-    JudgeError,
-    Jury,
-    acompare_drafts,
-    compare_drafts,
-    compare_many,
-    grade,
-)
-from gradeloop.models._judge import AnthropicJudge
-from gradeloop.models._openai import OpenAICompatibleJudge
+from gradeloop import AnthropicJudge, Criterion, JudgeCache, OpenAICompatibleJudge, grade
+from gradeloop.errors import JudgeError
+from gradeloop.judging import Jury, acompare_drafts, compare_drafts, compare_many
 from gradeloop.models._prefer import prefer_spec, prefer_system
 from gradeloop.testing import text_reply, verdict_reply
 from tests.emulator import Emulator

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from gradeloop import AnthropicJudge
 from gradeloop.errors import ConfigError
-from gradeloop.models._judge import AnthropicJudge
+from gradeloop.models import Usage
 from gradeloop.models._prices import cost_usd, price_of, price_table
-from gradeloop.models._usage import Usage
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator
 from tests.test_judge import CRITERIA, good

@@ -16,16 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import (
-    CandidateResult,
-    LabelledItem,
-    NotEnoughEvidenceError,
-    Proposal,
-    Rubric,
-    propose_checkers,
-)
-from gradeloop.errors import InputError, RubricError
+from gradeloop import Rubric
+from gradeloop.errors import InputError, NotEnoughEvidenceError, RubricError
 from gradeloop.grading._registry import default_registry
+from gradeloop.migration import CandidateResult, LabelledItem, Proposal, propose_checkers
 from gradeloop.migration._propose_candidates import bind
 from gradeloop.migration._propose_evidence import (
     MIN_DRAFTS,
@@ -246,7 +240,7 @@ def test_to_json_has_the_contract_shape() -> None:
 
 
 def test_a_checker_that_raises_counts_as_failing_and_is_counted() -> None:
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
 
     reg = Registry()
 
@@ -322,7 +316,7 @@ def test_r2_is_never_the_input_rubric(tmp_path: Path, out: str) -> None:
 def test_a_candidate_too_slow_to_shadow_a_key_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     import time as clock
 
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
     from gradeloop.migration import _propose
 
     reg = Registry()
@@ -367,7 +361,7 @@ def test_figures_count_what_they_say(pairs: list[tuple[bool, bool]]) -> None:
 
 def test_a_scored_key_is_met_only_at_its_threshold() -> None:
     from gradeloop import CheckResult
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
 
     reg = Registry()
 
@@ -418,7 +412,7 @@ def test_history_keeps_only_the_judges_answers_once_per_draft(tmp_path: Path) ->
 
 
 def test_options_naming_a_file_or_path_are_refused_for_any_plugin() -> None:
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
     from gradeloop.migration._propose_candidates import model_risk
 
     reg = Registry(autoload=False)

@@ -13,7 +13,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from gradeloop import Rubric, Transcript, propose_checkers, read_labels
+from gradeloop import Rubric, Transcript
+from gradeloop.migration import propose_checkers, read_labels
 from gradeloop.migration._propose_evidence import Example, examples_from
 from tests.cli_helpers import cli
 

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import Rubric, propose_checkers
-from gradeloop.grading._context import CheckContext
+from gradeloop import Rubric
+from gradeloop.grading import CheckContext
 from gradeloop.grading._registry import default_registry
+from gradeloop.migration import propose_checkers
 from gradeloop.migration._propose_candidates import regex_risk
 from gradeloop.migration._propose_evidence import Example
 from gradeloop.migration._propose_mine import MiningData, _probe, _sweep, mine
@@ -39,7 +40,7 @@ def test_the_probe_finds_the_checkers_own_measure(text: str) -> None:
 
 def test_a_draft_that_never_passes_has_no_value() -> None:
     reg = default_registry()
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
 
     reg = Registry(autoload=False)
 

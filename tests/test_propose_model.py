@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from gradeloop import AnthropicJudge, propose_checkers
+from gradeloop import AnthropicJudge
 from gradeloop.errors import JudgeError
 from gradeloop.grading._registry import default_registry
+from gradeloop.migration import propose_checkers
 from gradeloop.migration._propose_model import proposal_schema, read_proposals
 from gradeloop.testing import refusal, text_reply
 from tests.emulator import Emulator
@@ -187,7 +188,7 @@ def test_without_a_judge_the_model_is_not_asked_and_a_note_says_so() -> None:
 
 
 def test_the_schema_offers_a_plugin_checker_with_its_options() -> None:
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
 
     reg = Registry(autoload=False)
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from gradeloop import AnthropicJudge, Criterion, propose_checkers
+from gradeloop import AnthropicJudge, Criterion
 from gradeloop.errors import JudgeError, StructuredFormWarning
+from gradeloop.migration import propose_checkers
 from gradeloop.migration._rewrite import Case, ask_rewrites
 from gradeloop.models._model_judge import ModelJudge
 from gradeloop.models._openai import OpenAICompatibleJudge
@@ -262,9 +263,9 @@ def test_a_schema_outside_strict_modes_subset_is_not_sent_strict(schema: dict[st
 def test_an_openai_compatible_jury_member_is_refused_by_message_batches(
     oai_emulator: OAIEmulator, emulator: Emulator
 ) -> None:
-    from gradeloop import Jury
-    from gradeloop.batches._members import batch_members
+    from gradeloop.bulk.batches._members import batch_members
     from gradeloop.errors import BatchError
+    from gradeloop.judging import Jury
 
     anthropic_judge = AnthropicJudge(client=emulator.client(), model="claude-opus-5-5")
     chat_judge = OpenAICompatibleJudge(client=oai_emulator.client(), model="gemma")

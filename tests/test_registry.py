@@ -8,8 +8,9 @@ import pytest
 
 from gradeloop import CheckResult, Rubric, RubricError, checker, get_checker, grade, hookimpl
 from gradeloop.errors import CheckerConflictError, UnknownCheckerError
+from gradeloop.grading import Registry
 from gradeloop.grading._checks import options_model_for, run_checker
-from gradeloop.grading._registry import Registry, default_registry, unregister_checker
+from gradeloop.grading._registry import default_registry, unregister_checker
 from tests.plugin_dists import CLASHES, GOOD, IMPORT_FAILS, REGISTER_FAILS, make_dist
 
 

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from gradeloop import HistoryStore, Rubric
 from gradeloop.errors import InputError, LoopNotFoundError
 from gradeloop.history._grading import GradedDraft
-from gradeloop.migration._evidence import resolve_source, stored_drafts
-from gradeloop.migration._regrade import prompt_changed_keys, regrade
+from gradeloop.migration import regrade, stored_drafts
+from gradeloop.migration._evidence import resolve_source
+from gradeloop.migration._regrade import prompt_changed_keys
 from tests.cli_helpers import cli
 from tests.description_judge import DescriptionJudge
 from tests.emulator import Emulator
@@ -236,7 +237,7 @@ def test_an_unknown_or_empty_source(tmp_path: Path) -> None:
 
 
 def test_the_viewer_shows_a_regrade_beside_its_source(setup: dict[str, Any]) -> None:
-    from gradeloop.report._server import render
+    from gradeloop.history.report._server import render
 
     r2 = write_rubric(setup["tmp"] / "r2.toml", "Names a source for its claims.")
     ran = cli("regrade", setup["run"], "--rubric", str(r2), "--json", *setup["common"])
@@ -296,7 +297,7 @@ def test_a_history_from_before_regrades_reads_and_migrates(tmp_path: Path) -> No
     import sqlite3
 
     from gradeloop.history import _sql
-    from gradeloop.report._db import ReadOnlyHistory
+    from gradeloop.history.report._db import ReadOnlyHistory
 
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db)
@@ -324,7 +325,7 @@ def test_a_history_from_before_regrades_reads_and_migrates(tmp_path: Path) -> No
 @settings(max_examples=40)
 def test_flips_add_up(pairs: list[tuple[bool, bool]]) -> None:
     from gradeloop import CheckResult, grade
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
 
     before = {f"draft {n}": old for n, (old, _) in enumerate(pairs)}
     after = {f"draft {n}": new for n, (_, new) in enumerate(pairs)}

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from gradeloop import first_text
 from gradeloop.errors import NotAnAnswer
-from gradeloop.models._reply import first_text
 from gradeloop.testing import refusal, text_reply, thinking_only, truncated
 
 

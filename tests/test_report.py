@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from gradeloop.errors import HistoryError, InputError, LoopNotFoundError
 from gradeloop.history import _sql
-from gradeloop.report import ReadOnlyHistory, render_report, write_report
-from gradeloop.report._diff import MAX_CELLS, diff_ops
-from gradeloop.report._html import CSP, Safe, el, esc, page
+from gradeloop.history.report import ReadOnlyHistory, render_report, write_report
+from gradeloop.history.report._diff import MAX_CELLS, diff_ops
+from gradeloop.history.report._html import CSP, Safe, el, esc, page
 from tests.cli_helpers import cli
 from tests.report_helpers import FixtureIds, build_history
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradeloop import HistoryStore, Jury, Rubric, grade, run_loop
+from gradeloop import HistoryStore, Rubric, grade, run_loop
 from gradeloop.history._grading import GradedDraft
-from gradeloop.report import render_report
+from gradeloop.history.report import render_report
+from gradeloop.judging import Jury
 from tests.fakes import FakeGenerator
 from tests.judging_fakes import Raising, Voter
 from tests.test_select_pairwise import SCORES, ScriptedJudge

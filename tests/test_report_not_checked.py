@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gradeloop.report import Viewer
-from gradeloop.report._cells import overall_cell
+from gradeloop.history.report import Viewer
+from gradeloop.history.report._cells import overall_cell
 from tests.cli_helpers import EXAMPLE, cli
 from tests.test_view import get
 

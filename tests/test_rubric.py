@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import CheckResult, Criterion, Rubric, RubricError, RubricPath
-from gradeloop.grading._registry import Registry
+from gradeloop import CheckResult, Criterion, Rubric, RubricError
+from gradeloop.grading import Registry, RubricPath
 
 
 def max_len(text: str, *, limit: int = 10, strict: bool = False) -> CheckResult:

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from gradeloop import Rubric, UnusableFileError, read_user_file
-from gradeloop.errors import InputError, RubricError
+from gradeloop import Rubric
+from gradeloop.errors import InputError, RubricError, UnusableFileError
+from gradeloop.grading import Registry, read_user_file
 from gradeloop.grading._files import RUBRIC_LIMIT, describe_size, read_utf8
-from gradeloop.grading._registry import Registry
 from tests.cli_helpers import cli
 
 CRITERION = '[[criteria]]\nkey = "a"\ndescription = "A is done."\n'

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from gradeloop import LoopResult, Rubric, Verdict, arun_loop
+from gradeloop import LoopResult, Rubric, Verdict, arun_loop, run_loop
 from gradeloop.errors import InputError, JudgeError
-from gradeloop.grading._registry import Registry
-from gradeloop.loop._run import run_loop
-from gradeloop.models._usage import CallRecord, Usage, record_call
+from gradeloop.grading import Registry
+from gradeloop.models import CallRecord, Usage, record_call
 from tests.fakes import FakeGenerator, FakeJudge, verdict
 
 HEADPHONES = {

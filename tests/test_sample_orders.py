@@ -9,9 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import Criterion, grade
+from gradeloop import AnthropicJudge, Criterion, grade
 from gradeloop.judging._orders import sample_order
-from gradeloop.models._judge import AnthropicJudge
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator
 

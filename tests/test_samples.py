@@ -9,11 +9,16 @@ from typing import Any
 
 import pytest
 
-from gradeloop import Criterion, JudgeCache, Rubric, grade
+from gradeloop import (
+    AnthropicJudge,
+    Criterion,
+    JudgeCache,
+    OpenAICompatibleJudge,
+    Rubric,
+    Verdict,
+    grade,
+)
 from gradeloop.grading._samples import SampledVerdict, combine, decide, doubtful_keys
-from gradeloop.grading._verdict import Verdict
-from gradeloop.models._judge import AnthropicJudge
-from gradeloop.models._openai import OpenAICompatibleJudge
 from gradeloop.testing import verdict_reply
 from tests.emulator import Emulator
 from tests.oai_emulator import OAIEmulator, verdict_chat

@@ -10,12 +10,10 @@ from typing import Any
 import pytest
 
 from gradeloop import CheckResult, Criterion, HistoryStore, Rubric, Verdict, run_loop
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.grading._samples import combine
 from gradeloop.history._stats import key_stability
-from gradeloop.migration._calibrate import calibrate
-from gradeloop.migration._compare import compare
-from gradeloop.migration._jsonl import DraftItem, LabelledItem
+from gradeloop.migration import DraftItem, LabelledItem, calibrate, compare
 from gradeloop.testing import verdict_reply
 from tests.cli_helpers import cli
 from tests.emulator import Emulator

@@ -10,16 +10,11 @@ from typing import Any
 
 import pytest
 
-from gradeloop import (
-    Criterion,
-    HistoryStore,
-    InputError,
-    Verdict,
-    arun_loop,
-    run_loop,
-)
-from gradeloop.loop._result import Iteration
+from gradeloop import Criterion, HistoryStore, Verdict, arun_loop, run_loop
+from gradeloop.errors import InputError
+from gradeloop.loop import Iteration
 from gradeloop.loop._select import select_draft
+from gradeloop.models import Usage
 from tests.fakes import FakeGenerator
 
 RUBRIC = {
@@ -152,7 +147,7 @@ def test_an_accepted_draft_is_never_dropped_for_an_unaccepted_one() -> None:
         )
         rubric = __import__("gradeloop").Rubric.from_dict(RUBRIC)
         task, selection = "t", None
-        usage = __import__("gradeloop").Usage()
+        usage = Usage()
 
         def __init__(self) -> None:
             from gradeloop import grade

@@ -11,7 +11,7 @@ import pytest
 
 from gradeloop import CheckResult, HistoryStore, Rubric, grade, run_loop
 from gradeloop.errors import JudgeError, JudgeRequiredError, RubricError
-from gradeloop.grading._registry import Registry
+from gradeloop.grading import Registry
 from gradeloop.grading._shadow import issues_about, judge_request, split_verdict
 from gradeloop.history._sql import MIGRATIONS
 from gradeloop.testing import verdict_reply

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from gradeloop import AnthropicJudge, Criterion, Rubric, grade_many
+from gradeloop import AnthropicJudge, Criterion, OpenAICompatibleJudge, Rubric, grade_many
 from gradeloop.errors import JudgeError, StructuredFormWarning
-from gradeloop.models._openai import OpenAICompatibleJudge
 from tests.emulator import Emulator, http_error
 from tests.oai_emulator import OAIEmulator, OAIError, chat, verdict_chat
 

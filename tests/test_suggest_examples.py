@@ -10,9 +10,8 @@ import pytest
 
 from gradeloop import Rubric
 from gradeloop.cli import main
-from gradeloop.grading._registry import Registry
-from gradeloop.migration._calibrate import calibrate
-from gradeloop.migration._jsonl import LabelledItem
+from gradeloop.grading import Registry
+from gradeloop.migration import LabelledItem, calibrate
 from gradeloop.migration._suggest import suggest_examples, suggestions_toml
 from tests.emulator import Emulator
 from tests.test_calibrate import LABELS, SHADOW_RUBRIC, TASK, ScriptedJudge

@@ -22,9 +22,9 @@ from gradeloop import (
     OpenAICompatibleGenerator,
     grade,
     run_loop,
-    telemetry,
 )
 from gradeloop.errors import JudgeError
+from gradeloop.integrations import telemetry
 from gradeloop.testing import text_reply, verdict_reply
 from tests.cli_helpers import ROOT
 from tests.emulator import Emulator, http_error
@@ -166,7 +166,7 @@ def test_a_judge_failure_marks_its_round(spans: InMemorySpanExporter) -> None:
 
 def test_a_checker_that_raises_is_recorded(spans: InMemorySpanExporter) -> None:
     from gradeloop import Rubric
-    from gradeloop.grading._registry import Registry
+    from gradeloop.grading import Registry
 
     reg = Registry()
 
@@ -206,7 +206,8 @@ def test_no_provider_no_spans_and_the_same_results() -> None:
 _NO_OTEL = """
 import sys
 sys.modules["opentelemetry"] = None  # as if the extra were not installed
-from gradeloop import grade, run_loop, telemetry
+from gradeloop import grade, run_loop
+from gradeloop.integrations import telemetry
 from gradeloop.grading._checks import run_checker
 from gradeloop.loop._run import run_loop as raw
 from tests.fakes import FakeGenerator, FakeJudge, verdict
@@ -244,8 +245,8 @@ def _python(template: str, env: dict[str, str] | None = None) -> str:
 
 def test_with_the_extra_the_hot_functions_are_wrapped() -> None:
     # the twin of the test above: in this environment the API is installed
+    from gradeloop import run_loop as raw
     from gradeloop.grading._checks import run_checker
-    from gradeloop.loop._run import run_loop as raw
 
     assert telemetry.AVAILABLE is True
     assert hasattr(raw, "__wrapped__") and hasattr(run_checker, "__wrapped__")
@@ -276,7 +277,8 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from gradeloop import grade, telemetry
+from gradeloop import grade
+from gradeloop.integrations import telemetry
 rubric = {RUBRIC!r}
 grade("hello", rubric, skip_judge=True)  # no provider yet: nothing recorded, and remembered
 assert telemetry.active_tracer() is None
@@ -295,7 +297,8 @@ def test_a_global_provider_set_after_the_first_grade_is_seen() -> None:
 
 
 _FROM_ENV = """
-from gradeloop import grade, telemetry
+from gradeloop import grade
+from gradeloop.integrations import telemetry
 grade("hello", {RUBRIC!r}, skip_judge=True)
 print(type(telemetry.active_tracer()).__module__)
 """

@@ -9,11 +9,8 @@ import anthropic
 import pytest
 from anthropic.types import Message
 
+from gradeloop import AnthropicGenerator, AnthropicJudge, Criterion, accepted
 from gradeloop.errors import JudgeError, NotAnAnswer
-from gradeloop.grading._rubric import Criterion
-from gradeloop.grading._verdict import accepted
-from gradeloop.models._generator import AnthropicGenerator
-from gradeloop.models._judge import AnthropicJudge
 from gradeloop.testing import (
     ScriptedClient,
     api_error,

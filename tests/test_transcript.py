@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import InputError, ToolCall, Transcript, TranscriptError
+from gradeloop import Transcript
+from gradeloop.errors import InputError, TranscriptError
+from gradeloop.grading import ToolCall
 
 
 def call(name: str, args: Any = None, cid: str = "c1") -> dict[str, Any]:

@@ -7,7 +7,8 @@ import threading
 import time
 from types import SimpleNamespace
 
-from gradeloop.models._usage import CallRecord, Metered, Usage, metered, record_call
+from gradeloop.models import CallRecord, Usage, metered, record_call
+from gradeloop.models._usage import Metered
 from gradeloop.testing import text_reply
 
 

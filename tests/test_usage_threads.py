@@ -14,8 +14,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from gradeloop import AnthropicGenerator, AnthropicJudge, JudgeError, Rubric, Usage, run_loop
-from gradeloop.grading._registry import Registry
+from gradeloop import AnthropicGenerator, AnthropicJudge, Rubric, run_loop
+from gradeloop.errors import JudgeError
+from gradeloop.grading import Registry
+from gradeloop.models import Usage
 from gradeloop.testing import text_reply, verdict_reply
 from tests.emulator import Emulator
 

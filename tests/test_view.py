@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 import pytest
 
 from gradeloop.errors import InputError
-from gradeloop.report import Viewer
+from gradeloop.history.report import Viewer
 from tests.cli_helpers import ROOT
 from tests.report_helpers import FixtureIds, build_history
 
@@ -250,7 +250,7 @@ def test_cli_view_on_a_busy_port_exits_2(history: tuple[Path, FixtureIds]) -> No
 
 
 def test_a_long_list_says_it_is_cut(viewer: Viewer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gradeloop.report import _pages
+    from gradeloop.history.report import _pages
 
     monkeypatch.setattr(_pages, "LIST_LIMIT", 2)
     _, page, _ = get(viewer, "/")

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradeloop.grading._rubric import Criterion
-from gradeloop.grading._verdict import Verdict, accepted
+from gradeloop import Criterion, Verdict, accepted
 from gradeloop.models._strict_schema import strict_schema
 from gradeloop.models._wire import WireError, extract_json, looks_like_json, wire_spec
 from gradeloop.testing import verdict_reply

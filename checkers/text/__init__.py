@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from gradeloop import CheckContext, CheckResult
+from gradeloop import CheckResult
+from gradeloop.grading import CheckContext
 
 from .._options import Count, NonEmpty, not_below, one_of_required, regex_error
 from ..markdown._lines import line_of, quote, split_lines

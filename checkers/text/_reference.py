@@ -21,7 +21,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from gradeloop import CheckContext, CheckResult
+from gradeloop import CheckResult
+from gradeloop.grading import CheckContext
 
 from ..markdown._lines import quote
 

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from gradeloop import CheckContext
+from gradeloop.grading import CheckContext
 
 from .._options import regex_error
 

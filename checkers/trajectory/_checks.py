@@ -17,7 +17,8 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, with_config
 from typing_extensions import TypedDict
 
-from gradeloop import CheckContext, CheckResult
+from gradeloop import CheckResult
+from gradeloop.grading import CheckContext
 
 from .._options import Count, NonEmpty, not_below, one_of_required
 from ._args import ArgsMode, covers, same

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gradeloop import ToolCall
+from gradeloop.grading import ToolCall
 
 from ._args import ArgsMode, relates
 from ._pair import Pairing, TooMuchWork, Want, pair

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradeloop import ToolCall
+from gradeloop.grading import ToolCall
 
 from ._args import ArgsMode, canon, relates
 

@@ -13,7 +13,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gradeloop import CheckContext, CheckResult, ToolCall
+from gradeloop import CheckResult
+from gradeloop.grading import CheckContext, ToolCall
 
 from ._pair import Want
 

@@ -14,14 +14,12 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
-from gradeloop import (
+from gradeloop import Evaluation, Rubric, grade_many
+from gradeloop.migration import (
     CalibrationReport,
     CompareReport,
-    Evaluation,
-    Rubric,
     calibrate,
     compare,
-    grade_many,
     read_drafts,
     read_labels,
 )

@@ -2,247 +2,247 @@
 
 Every criterion of a rubric is filled either by a deterministic code checker (a
 plugin) or by an LLM judge; both land in one ``criteria_met`` dict that
-:func:`accepted` gates on.
+:func:`accepted` gates on::
+
+    from gradeloop import AnthropicGenerator, AnthropicJudge, Rubric, grade, run_loop
+
+    rubric = Rubric.load("rubric.toml")
+    evaluation = grade(draft, rubric, judge=AnthropicJudge())
+    result = run_loop(task, rubric, generator=AnthropicGenerator(), judge=AnthropicJudge())
+
+This module holds what a first hour uses. Everything else public lives in a
+subpackage named for what it holds, each with its own ``__all__``:
+:mod:`gradeloop.grading` (rubrics, checks, verdicts, transcripts),
+:mod:`gradeloop.models` (judges, generators, usage), :mod:`gradeloop.judging` (juries,
+pairwise comparison), :mod:`gradeloop.bulk` (many drafts, Message Batches),
+:mod:`gradeloop.loop`, :mod:`gradeloop.history`, :mod:`gradeloop.migration` (moving a
+key from the judge to code), :mod:`gradeloop.errors`, :mod:`gradeloop.tools`,
+:mod:`gradeloop.graph` and :mod:`gradeloop.testing`.
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
-from gradeloop.bulk._many import agrade_many, grade_many
-from gradeloop.bulk._progress import ManyProgress
-from gradeloop.errors import (
-    CacheWarning,
-    CheckerConflictError,
-    CheckerError,
-    CheckerSignatureError,
-    ConfigError,
-    DraftSizeWarning,
-    GradeloopError,
-    GradeloopWarning,
-    HistoryError,
-    InputError,
-    JudgeError,
-    JudgeRequiredError,
-    LoopNotFoundError,
-    NotAnAnswer,
-    NotEnoughEvidenceError,
-    PluginError,
-    RubricError,
-    RubricWarning,
-    StructuredFormWarning,
-    TranscriptError,
-    UnknownCheckerError,
-    UnusableFileError,
+from gradeloop.bulk import agrade_many, grade_many
+from gradeloop.errors import GradeloopError, NotAnAnswer, RubricError
+from gradeloop.grading import (
+    CheckResult,
+    Criterion,
+    Evaluation,
+    Rubric,
+    Transcript,
+    Verdict,
+    accepted,
+    agrade,
+    as_feedback,
+    checker,
+    get_checker,
+    grade,
+    hookimpl,
 )
-from gradeloop.grading._agrade import agrade
-from gradeloop.grading._checks import CheckResult, RubricPath
-from gradeloop.grading._context import CheckContext
-from gradeloop.grading._files import read_user_file
-from gradeloop.grading._grade import CriterionResult, Evaluation, Judge, grade
-from gradeloop.grading._registry import Registry, checker, get_checker, hookimpl
-from gradeloop.grading._rubric import Criterion, Rubric
-from gradeloop.grading._shadow import ShadowResult, ShadowSide
-from gradeloop.grading._transcript import ToolCall, ToolResult, Transcript
-from gradeloop.grading._verdict import Verdict, accepted, as_feedback
-from gradeloop.history._cache import CacheStats, JudgeCache
-from gradeloop.history._store import HistoryStore, LoopSummary, get_optimization_history
-from gradeloop.judging._bias import (
-    PairItem,
-    PositionBias,
-    PreferenceBatch,
-    acompare_many,
-    compare_many,
-    position_bias,
-)
-from gradeloop.judging._jury import Jury
-from gradeloop.judging._preference import Preference, acompare_drafts, compare_drafts
-from gradeloop.judging._votes import JuryVerdict
-from gradeloop.loop._result import Iteration, LoopResult
-from gradeloop.loop._run import (
-    Generator,
-    LoopEvent,
-    arun_loop,
-    generator_task,
-    optimize,
-    run_loop,
-)
-from gradeloop.loop._select import Selection
-from gradeloop.migration._align import AlignReport, KeyAlignment, align
-from gradeloop.migration._calibrate import CalibrationReport, KeyCalibration, calibrate
-from gradeloop.migration._compare import CompareReport, KeyComparison, compare
-from gradeloop.migration._evidence import KeyVerdict, StoredDraft, stored_drafts
-from gradeloop.migration._jsonl import DraftItem, LabelledItem, read_drafts, read_labels
-from gradeloop.migration._propose import CandidateResult, Proposal, propose_checkers
-from gradeloop.migration._regrade import KeyFlips, RegradeReport, regrade
-from gradeloop.migration._rubric_write import write_rubric
-from gradeloop.models._digest import request_digest
-from gradeloop.models._fingerprint import fingerprint_warnings, run_fingerprint
-from gradeloop.testing._assert import assert_graded
-from gradeloop.tools import TOOL_DEFINITIONS, ToolRunner
+from gradeloop.history import HistoryStore, JudgeCache, get_optimization_history
+from gradeloop.loop import LoopResult, arun_loop, optimize, run_loop
+from gradeloop.models import first_text, make_client
+from gradeloop.testing import assert_graded
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from gradeloop.models._anthropic import (
-        DEFAULT_JUDGE_MODEL,
-        DEFAULT_MODEL,
+    from gradeloop.models import (
         AnthropicGenerator,
         AnthropicJudge,
-        CallRecord,
-        Usage,
-        first_text,
-        make_client,
-        model_configured,
+        OpenAICompatibleGenerator,
+        OpenAICompatibleJudge,
     )
-    from gradeloop.models._openai import OpenAICompatibleGenerator, OpenAICompatibleJudge
-    from gradeloop.models._usage import Meter, metered, record_call
 
-# The model tier imports the `anthropic` SDK, which takes about two seconds of CPU
-# to import; code-only grading, `gradeloop checkers` and plugin loading never
-# need it, so those names are imported on first use.
-_LAZY = {
-    "DEFAULT_JUDGE_MODEL": "gradeloop.models._anthropic",
-    "DEFAULT_MODEL": "gradeloop.models._anthropic",
-    "AnthropicGenerator": "gradeloop.models._anthropic",
-    "AnthropicJudge": "gradeloop.models._anthropic",
-    "CallRecord": "gradeloop.models._usage",
-    "Meter": "gradeloop.models._usage",
-    "Usage": "gradeloop.models._usage",
-    "first_text": "gradeloop.models._reply",
-    "OpenAICompatibleGenerator": "gradeloop.models._openai",
-    "OpenAICompatibleJudge": "gradeloop.models._openai",
-    "make_client": "gradeloop.models._anthropic",
-    "metered": "gradeloop.models._usage",
-    "model_configured": "gradeloop.models._anthropic",
-    "record_call": "gradeloop.models._usage",
+# The model classes import the `anthropic` (or `openai`) SDK, which takes about two
+# seconds of CPU to import; code-only grading, `gradeloop checkers` and plugin loading
+# never need it, so those names are imported on first use.
+_LAZY = (
+    "AnthropicGenerator",
+    "AnthropicJudge",
+    "OpenAICompatibleGenerator",
+    "OpenAICompatibleJudge",
+)
+
+# Names that left the top level: each still works for this release, with a
+# DeprecationWarning naming its new import (CHANGELOG.md lists them).
+_MOVED_TO = {
+    "gradeloop.bulk": ("ManyProgress",),
+    "gradeloop.errors": (
+        "CacheWarning",
+        "CheckerConflictError",
+        "CheckerError",
+        "CheckerSignatureError",
+        "ConfigError",
+        "DraftSizeWarning",
+        "GradeloopWarning",
+        "HistoryError",
+        "InputError",
+        "JudgeError",
+        "JudgeRequiredError",
+        "LoopNotFoundError",
+        "NotEnoughEvidenceError",
+        "PluginError",
+        "RubricWarning",
+        "StructuredFormWarning",
+        "TranscriptError",
+        "UnknownCheckerError",
+        "UnusableFileError",
+    ),
+    "gradeloop.grading": (
+        "CheckContext",
+        "CriterionResult",
+        "Judge",
+        "Registry",
+        "RubricPath",
+        "ShadowResult",
+        "ShadowSide",
+        "ToolCall",
+        "ToolResult",
+        "read_user_file",
+    ),
+    "gradeloop.history": (
+        "CacheStats",
+        "LoopSummary",
+    ),
+    "gradeloop.judging": (
+        "Jury",
+        "JuryVerdict",
+        "PairItem",
+        "PositionBias",
+        "Preference",
+        "PreferenceBatch",
+        "acompare_drafts",
+        "acompare_many",
+        "compare_drafts",
+        "compare_many",
+        "position_bias",
+    ),
+    "gradeloop.loop": (
+        "Generator",
+        "Iteration",
+        "LoopEvent",
+        "Selection",
+        "generator_task",
+    ),
+    "gradeloop.migration": (
+        "AlignReport",
+        "CalibrationReport",
+        "CandidateResult",
+        "CompareReport",
+        "DraftItem",
+        "KeyAlignment",
+        "KeyCalibration",
+        "KeyComparison",
+        "KeyFlips",
+        "KeyVerdict",
+        "LabelledItem",
+        "Proposal",
+        "RegradeReport",
+        "StoredDraft",
+        "align",
+        "calibrate",
+        "compare",
+        "propose_checkers",
+        "read_drafts",
+        "read_labels",
+        "regrade",
+        "stored_drafts",
+        "write_rubric",
+    ),
+    "gradeloop.models": (
+        "DEFAULT_JUDGE_MODEL",
+        "DEFAULT_MODEL",
+        "CallRecord",
+        "Meter",
+        "Usage",
+        "fingerprint_warnings",
+        "metered",
+        "model_configured",
+        "record_call",
+        "request_digest",
+        "run_fingerprint",
+    ),
+    "gradeloop.tools": (
+        "TOOL_DEFINITIONS",
+        "ToolRunner",
+    ),
 }
+_MOVED = {name: home for home, names in _MOVED_TO.items() for name in names}
+# Public modules that moved into the package that uses them: `from gradeloop import X`
+# and `gradeloop.X` still find them (a dotted `import gradeloop.X` cannot, short of an
+# import hook, which a library must not install).
+_MOVED_MODULES = {
+    "batches": "gradeloop.bulk.batches",
+    "hookspecs": "gradeloop.grading.hookspecs",
+    "mcp_server": "gradeloop.integrations.mcp_server",
+    "report": "gradeloop.history.report",
+    "telemetry": "gradeloop.integrations.telemetry",
+}
+_REMOVED_IN = "0.3"
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gradeloop' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    if name in _LAZY:
+        value = getattr(importlib.import_module("gradeloop.models"), name)
+        globals()[name] = value
+        return value
+    # neither is cached in globals(): every old-style use warns (once per place)
+    if name in _MOVED:
+        _moved(name, f"from {_MOVED[name]} import {name}")
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    if name in _MOVED_MODULES:
+        package, _, module = _MOVED_MODULES[name].rpartition(".")
+        _moved(name, f"from {package} import {module}")
+        return importlib.import_module(_MOVED_MODULES[name])
+    raise AttributeError(f"module 'gradeloop' has no attribute {name!r}")
+
+
+def _moved(name: str, new_import: str) -> None:
+    warnings.warn(
+        f"gradeloop.{name} moved: use `{new_import}`; the old name goes in {_REMOVED_IN}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_MOVED})
 
 
 __all__ = [
-    "DEFAULT_JUDGE_MODEL",
-    "DEFAULT_MODEL",
-    "TOOL_DEFINITIONS",
-    "AlignReport",
     "AnthropicGenerator",
     "AnthropicJudge",
-    "CacheStats",
-    "CacheWarning",
-    "CalibrationReport",
-    "CallRecord",
-    "CandidateResult",
-    "CheckContext",
     "CheckResult",
-    "CheckerConflictError",
-    "CheckerError",
-    "CheckerSignatureError",
-    "CompareReport",
-    "ConfigError",
     "Criterion",
-    "CriterionResult",
-    "DraftItem",
-    "DraftSizeWarning",
     "Evaluation",
-    "Generator",
     "GradeloopError",
-    "GradeloopWarning",
-    "HistoryError",
     "HistoryStore",
-    "InputError",
-    "Iteration",
-    "Judge",
     "JudgeCache",
-    "JudgeError",
-    "JudgeRequiredError",
-    "Jury",
-    "JuryVerdict",
-    "KeyAlignment",
-    "KeyCalibration",
-    "KeyComparison",
-    "KeyFlips",
-    "KeyVerdict",
-    "LabelledItem",
-    "LoopEvent",
-    "LoopNotFoundError",
     "LoopResult",
-    "LoopSummary",
-    "ManyProgress",
-    "Meter",
     "NotAnAnswer",
-    "NotEnoughEvidenceError",
     "OpenAICompatibleGenerator",
     "OpenAICompatibleJudge",
-    "PairItem",
-    "PluginError",
-    "PositionBias",
-    "Preference",
-    "PreferenceBatch",
-    "Proposal",
-    "Registry",
-    "RegradeReport",
     "Rubric",
     "RubricError",
-    "RubricPath",
-    "RubricWarning",
-    "Selection",
-    "ShadowResult",
-    "ShadowSide",
-    "StoredDraft",
-    "StructuredFormWarning",
-    "ToolCall",
-    "ToolResult",
-    "ToolRunner",
     "Transcript",
-    "TranscriptError",
-    "UnknownCheckerError",
-    "UnusableFileError",
-    "Usage",
     "Verdict",
-    "__version__",
     "accepted",
-    "acompare_drafts",
-    "acompare_many",
     "agrade",
     "agrade_many",
-    "align",
     "arun_loop",
     "as_feedback",
     "assert_graded",
-    "calibrate",
     "checker",
-    "compare",
-    "compare_drafts",
-    "compare_many",
-    "fingerprint_warnings",
     "first_text",
-    "generator_task",
     "get_checker",
     "get_optimization_history",
     "grade",
     "grade_many",
     "hookimpl",
     "make_client",
-    "metered",
-    "model_configured",
     "optimize",
-    "position_bias",
-    "propose_checkers",
-    "read_drafts",
-    "read_labels",
-    "read_user_file",
-    "record_call",
-    "regrade",
-    "request_digest",
-    "run_fingerprint",
     "run_loop",
-    "stored_drafts",
-    "write_rubric",
 ]

@@ -21,14 +21,14 @@ import pytest
 from gradeloop import (
     Evaluation,
     HistoryStore,
+    OpenAICompatibleGenerator,
+    OpenAICompatibleJudge,
     Rubric,
-    StructuredFormWarning,
     grade,
     grade_many,
     run_loop,
 )
-from gradeloop.errors import JudgeError, NotAnAnswer
-from gradeloop.models._openai import OpenAICompatibleGenerator, OpenAICompatibleJudge
+from gradeloop.errors import JudgeError, NotAnAnswer, StructuredFormWarning
 from tests.cli_helpers import EXAMPLE, cli
 from tests.local_model.helpers import (
     GREEDY,

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from gradeloop import Criterion, StructuredFormWarning, propose_checkers
-from gradeloop.errors import JudgeError
+from gradeloop import Criterion
+from gradeloop.errors import JudgeError, StructuredFormWarning
+from gradeloop.migration import propose_checkers
 from gradeloop.migration._rewrite import Case, ask_rewrites
 from gradeloop.models._openai import OpenAICompatibleJudge
 from tests.cli_helpers import cli

@@ -11,12 +11,12 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from .. import telemetry
 from ..errors import GradeloopError
 from ..grading._checks import CheckerInfo, call_checker, run_checker
 from ..grading._grade import Evaluation, finish_grade, run_checks, start_plan
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Rubric
+from ..integrations import telemetry
 from ._items import Batch, reporter
 from ._progress import ManyProgress, ProgressCallback
 

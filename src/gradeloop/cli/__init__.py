@@ -19,7 +19,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from .. import __version__
-from .._redact import scrub_error
 from ..errors import (
     CacheWarning,
     DraftSizeWarning,
@@ -27,6 +26,7 @@ from ..errors import (
     RubricWarning,
     StructuredFormWarning,
 )
+from ..errors._redact import scrub_error
 from . import (
     _align,
     _batch,
@@ -48,6 +48,8 @@ from . import (
 )
 from ._io import terminal_safe
 from ._models import close_resources, model_failure
+
+__all__ = ["build_parser", "entry", "main"]
 
 COMMANDS = (
     _grade,
@@ -77,6 +79,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``gradeloop`` argument parser, with every command's subparser."""
     parser = _Parser(
         prog="gradeloop",
         description="Grade LLM output against a hybrid rubric and run the "

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             return _list(store, args.limit)
         job = store.batch_job(args.job)
         if args.action == "status":
-            from ..batches import status
+            from ..bulk.batches import status
 
             now = status(job.job_id, judge=judge_for(args, job.judge), store=store)
             if args.json:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
 def collect_and_show(args: argparse.Namespace, store: HistoryStore, job_id: str, judge: Any) -> int:
     """Wait (with --wait), collect, print like ``grade --drafts``; the exit code."""
-    from ..batches import collect, wait
+    from ..bulk.batches import collect, wait
 
     if getattr(args, "wait", False):
         wait(job_id, judge=judge, store=store, on_status=status_printer(args))
@@ -120,7 +120,7 @@ def judge_for(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
     """A judge built with the job's stored settings (so replies are read as they were
     asked for), on this machine's client, with the verdict cache unless --no-cache;
     for a jury's job, the jury (:func:`_jury_for`)."""
-    from ..batches._members import is_jury_job
+    from ..bulk.batches._members import is_jury_job
     from ..history._cache import JudgeCache
 
     cache = None

@@ -60,7 +60,7 @@ def _batch(
     args: argparse.Namespace, rubric: Rubric, items: Sequence[DraftItem], judge: object
 ) -> int:
     """Submit through the Message Batches API; wait and collect unless --no-wait."""
-    from ..batches import submit
+    from ..bulk.batches import submit
     from ..history._store import HistoryStore
     from ._batch import collect_and_show
 

@@ -7,9 +7,9 @@ import sys
 from typing import Any
 
 from ..history._store import HistoryStore
+from ..history.report._label import LabelSession
+from ..history.report._label_server import Labeller
 from ..migration._evidence import stored_run
-from ..report._label import LabelSession
-from ..report._label_server import Labeller
 from ._io import add_db_option, check_out
 
 

@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..mcp_server import require_mcp, serve
+    from ..integrations.mcp_server import require_mcp, serve
 
     require_mcp()  # before anything else, so a missing extra is the one error shown
     if provider(args) != "anthropic":

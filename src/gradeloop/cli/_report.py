@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
-from ..report import write_report
+from ..history.report import write_report
 from ._io import add_db_option, terminal_safe
 
 

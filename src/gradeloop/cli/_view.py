@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..report import Viewer
+from ..history.report import Viewer
 from ._io import add_db_option, terminal_safe
 
 

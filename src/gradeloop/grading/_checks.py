@@ -25,8 +25,8 @@ from pydantic import (
     create_model,
 )
 
-from .. import telemetry
 from ..errors import CheckerSignatureError
+from ..integrations import telemetry
 from ._context import CONTEXT_PARAM, CheckContext
 
 CheckerFn = Callable[..., Any]

@@ -34,7 +34,8 @@ class CheckContext:
     final text and ``reference_transcript`` the whole reference, when one was given
     as messages.
 
-    >>> from gradeloop import CheckContext, CheckResult, checker
+    >>> from gradeloop import CheckResult, checker
+    >>> from gradeloop.grading import CheckContext
     >>> @checker("names_the_product")
     ... def names_the_product(text: str, *, context: CheckContext) -> CheckResult:
     ...     product = str(context.metadata.get("product", ""))

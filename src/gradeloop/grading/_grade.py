@@ -13,8 +13,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from .. import telemetry
 from ..errors import GradeloopError, JudgeError, JudgeRequiredError
+from ..integrations import telemetry
 from ._calls import judge_calls
 from ._checks import CheckResult, call_checker, run_checker
 from ._code_keys import CodeKey, check_keys, look_up

@@ -28,8 +28,8 @@ from importlib import metadata
 
 import pluggy
 
-from .. import hookspecs
 from ..errors import CheckerConflictError, PluginError, UnknownCheckerError
+from . import hookspecs
 from ._checks import CheckerFn, CheckerInfo, check_signature, options_model_for
 from ._context import takes_context
 from ._entry_points import gradeloop_entry_points

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping, Set
 from typing import Any
 
-from .._redact import REDACTED, looks_secret, scrub_text
+from ..errors._redact import REDACTED, looks_secret, scrub_text
 
 __all__ = ["REDACTED", "scrub_rubric", "scrub_settings", "scrub_text", "scrub_values"]
 

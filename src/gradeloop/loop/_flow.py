@@ -18,10 +18,10 @@ import inspect
 import time
 from typing import Any
 
-from .. import telemetry
 from ..grading._agrade import agrade
 from ..grading._grade import grade
 from ..grading._verdict import as_feedback
+from ..integrations import telemetry
 from ..models._failure import failure_line
 from ._result import Iteration, StopReason
 from ._state import LoopRun

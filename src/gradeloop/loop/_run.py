@@ -23,12 +23,12 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from .. import telemetry
 from ..errors import InputError
 from ..grading._drivers import adrive, drive
 from ..grading._grade import Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
+from ..integrations import telemetry
 from ..judging._family import warn_same_family
 from ..models._fingerprint import run_fingerprint
 from ._flow import aperform, perform, rounds

@@ -13,11 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .. import telemetry
 from ..errors import JudgeError
 from ..grading._grade import Evaluation, Judge
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
+from ..integrations import telemetry
 from ..models._usage import Meter, Usage, metered
 from ._best import best_of, iteration_rank
 from ._records import Generator, HistorySink, generator_task, new_id, record_lost, record_shadows

@@ -20,8 +20,8 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .. import telemetry
 from ..grading._calls import install_meter
+from ..integrations import telemetry
 from ._prices import cost_usd
 
 __all__ = ["CallKind", "CallRecord", "Meter", "Metered", "Usage", "metered", "record_call"]

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..errors import GradeloopError, InputError, LoopNotFoundError
+from ...errors import GradeloopError, InputError, LoopNotFoundError
 from ._db import ReadOnlyHistory
 from ._html import CSP_HEADER, el, join, page
 from ._pages import compare_page, index_page, item_page, query_filters

@@ -6,7 +6,7 @@ user or model text is escaped, and the pages carry a Content-Security-Policy tha
 forbids scripts and any request to anywhere else, so a report is safe to attach to
 a CI run and to open from anyone's loops::
 
-    from gradeloop.report import write_report
+    from gradeloop.history.report import write_report
     write_report("report.html", db="history.db")          # the latest loops and runs
     write_report("one.html", ["loop_3f2a"], db="history.db")  # ids or unique prefixes
 
@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError
+from ...errors import InputError
 from ._db import Filters, ReadOnlyHistory
 from ._pages import report_document
 from ._server import Viewer

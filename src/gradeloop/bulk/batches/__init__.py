@@ -2,7 +2,8 @@
 
 ::
 
-    from gradeloop import AnthropicJudge, Rubric, batches
+    from gradeloop import AnthropicJudge, Rubric
+    from gradeloop.bulk import batches
 
     judge = AnthropicJudge()
     job = batches.submit(["draft one", "draft two"], Rubric.load("rubric.toml"),
@@ -20,9 +21,9 @@ results to drafts by custom id and turns errored, expired or canceled requests i
 failed evaluations (never passes). The CLI: ``gradeloop grade --drafts F --batch``,
 ``gradeloop batch status ID``, ``gradeloop batch collect ID``.
 
-A :class:`~gradeloop.Jury` of AnthropicJudge members goes through batches too: one
-request per draft and member, one batch per distinct client; ``collect`` decides
-each draft as :meth:`Jury.evaluate <gradeloop.Jury.evaluate>` does, a member whose
+A :class:`~gradeloop.judging.Jury` of AnthropicJudge members goes through batches too:
+one request per draft and member, one batch per distinct client; ``collect`` decides
+each draft as :meth:`Jury.evaluate <gradeloop.judging.Jury.evaluate>` does, a member whose
 request failed abstaining, named (``status``/``wait``/``collect`` take the jury as
 ``judge=`` and ask each batch through its member's client).
 """

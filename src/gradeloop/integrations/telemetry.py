@@ -53,7 +53,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from ._redact import scrub_error
+from ..errors._redact import scrub_error
 
 __all__ = [
     "AVAILABLE",

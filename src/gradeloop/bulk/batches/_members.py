@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import BatchError
-from ..judging._jury import Jury
-from ..models._judge import AnthropicJudge
+from ...errors import BatchError
+from ...judging._jury import Jury
+from ...models._judge import AnthropicJudge
 
 __all__ = [
     "Member",

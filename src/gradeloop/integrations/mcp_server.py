@@ -25,9 +25,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import PlainValidator
 
-from .errors import ConfigError
-from .grading._jsonout import dumps, finite
-from .tools import ToolRunner, tool_definitions
+from ..errors import ConfigError
+from ..grading._jsonout import dumps, finite
+from ..tools import ToolRunner, tool_definitions
 
 __all__ = [
     "INSTRUCTIONS",
@@ -97,7 +97,7 @@ def build_runner(
     with none given, file options are refused."""
     generator = judge = None
     if base_url or _configured():
-        from .models._anthropic import AnthropicGenerator, AnthropicJudge, make_client
+        from ..models._anthropic import AnthropicGenerator, AnthropicJudge, make_client
 
         client = make_client(base_url=base_url)
         generator = AnthropicGenerator(client, model=model)

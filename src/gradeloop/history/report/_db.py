@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import HistoryError, InputError, LoopNotFoundError
-from ..history._closing import Closing
-from ..history._paths import default_history_path
-from ..history._preferences import preference_row
-from ..history._view import judged_score, unpack_usage
+from ...errors import HistoryError, InputError, LoopNotFoundError
+from ...history._closing import Closing
+from ...history._paths import default_history_path
+from ...history._preferences import preference_row
+from ...history._view import judged_score, unpack_usage
 
 __all__ = ["Filters", "LoopRow", "ReadOnlyHistory", "RunRow", "rubric_label"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import TranscriptError
-from ..grading._transcript import Transcript, Turn
+from ...errors import TranscriptError
+from ...grading._transcript import Transcript, Turn
 from ._html import Safe, el, join
 
 __all__ = ["transcript_details"]

@@ -14,18 +14,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BatchError
-from ..grading._grade import Evaluation, GradePlan
-from ..grading._registry import Registry
-from ..grading._rubric import Rubric
-from ..grading._verdict import Verdict
-from ..history._batches import BatchJobRecord, BatchRequestRecord, MemberRequestRecord
-from ..history._grading import GradedDraft
-from ..history._store import HistoryStore
-from ..judging._jury import Jury
-from ..models._batch import read_batch_reply
-from ..models._fingerprint import run_fingerprint
-from ..models._judge import AnthropicJudge
+from ...errors import BatchError
+from ...grading._grade import Evaluation, GradePlan
+from ...grading._registry import Registry
+from ...grading._rubric import Rubric
+from ...grading._verdict import Verdict
+from ...history._batches import BatchJobRecord, BatchRequestRecord, MemberRequestRecord
+from ...history._grading import GradedDraft
+from ...history._store import HistoryStore
+from ...judging._jury import Jury
+from ...models._batch import read_batch_reply
+from ...models._fingerprint import run_fingerprint
+from ...models._judge import AnthropicJudge
 from ._jury import Asked, MemberTally, batch_evaluation, jury_evaluation, request_failed
 from ._members import Member, is_jury_job, members_for_collect
 from ._status import job_record, open_store, part_clients, status

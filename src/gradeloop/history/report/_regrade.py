@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import LoopNotFoundError
-from ..migration._agreement import pass_fail_stats
-from ..migration._evidence import KeyVerdict, verdicts_of
-from ..models._fingerprint import fingerprint_warnings, stored_fingerprint
+from ...errors import LoopNotFoundError
+from ...migration._agreement import pass_fail_stats
+from ...migration._evidence import KeyVerdict, verdicts_of
+from ...models._fingerprint import fingerprint_warnings, stored_fingerprint
 from ._db import ReadOnlyHistory
 from ._html import Safe, el, join
 

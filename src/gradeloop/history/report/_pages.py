@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import InputError
+from ...errors import InputError
 from ._cells import key_results, rubric_keys
 from ._db import Filters, LoopRow, ReadOnlyHistory, RunRow, rubric_label
 from ._grading import run_section

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..grading._transcript import Transcript
-from ..migration._evidence import StoredDraft, StoredRun
+from ...errors import InputError
+from ...grading._transcript import Transcript
+from ...migration._evidence import StoredDraft, StoredRun
 
 __all__ = ["LabelKey", "LabelSession"]
 

@@ -16,7 +16,7 @@ not an echo of the judge's.
 
 from __future__ import annotations
 
-from ..grading._transcript import judge_text
+from ...grading._transcript import judge_text
 from ._html import Safe, el, join
 from ._label import LabelKey, LabelSession
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BatchError
-from ..history._batches import BatchJobRecord
-from ..history._store import HistoryStore
+from ...errors import BatchError
+from ...history._batches import BatchJobRecord
+from ...history._store import HistoryStore
 from ._members import members_for_collect
 from ._submit import BatchJob
 

@@ -19,7 +19,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..errors import GradeloopError, InputError
+from ...errors import GradeloopError, InputError
 from ._label import LabelSession
 from ._label_pages import LABEL_CSP, LABEL_SCRIPT, index_page, item_page, progress, shown
 from ._server import HOST, LoopbackServer, _Handler, _problem

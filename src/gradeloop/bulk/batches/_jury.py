@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import JudgeError
-from ..grading._agrade import _Replay
-from ..grading._calls import judge_calls
-from ..grading._grade import (
+from ...errors import JudgeError
+from ...grading._agrade import _Replay
+from ...grading._calls import judge_calls
+from ...grading._grade import (
     Evaluation,
     GradePlan,
     _ask_judge,
@@ -28,13 +28,13 @@ from ..grading._grade import (
     run_checks,
     start_plan,
 )
-from ..grading._registry import Registry
-from ..grading._rubric import Criterion, Rubric
-from ..grading._verdict import Verdict
-from ..history._batches import BatchRequestRecord
-from ..judging._jury import Jury
-from ..models._batch import read_batch_reply
-from ..models._judge import AnthropicJudge
+from ...grading._registry import Registry
+from ...grading._rubric import Criterion, Rubric
+from ...grading._verdict import Verdict
+from ...history._batches import BatchRequestRecord
+from ...judging._jury import Jury
+from ...models._batch import read_batch_reply
+from ...models._judge import AnthropicJudge
 from ._members import Member
 
 __all__ = [

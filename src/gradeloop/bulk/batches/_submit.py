@@ -16,18 +16,18 @@ from typing import Any
 
 import anthropic
 
-from ..bulk._many import DraftLike, Item, as_item
-from ..errors import BatchError
-from ..grading._registry import Registry
-from ..grading._rubric import Criterion, Rubric
-from ..grading._shadow import judge_request
-from ..grading._transcript import judge_text
-from ..history._batches import BatchRequestRecord, MemberRequestRecord
-from ..history._store import HistoryStore
-from ..judging._jury import Jury
-from ..models._batch import batch_request
-from ..models._failure import describe_api_error
-from ..models._judge import AnthropicJudge
+from ...bulk._many import DraftLike, Item, as_item
+from ...errors import BatchError
+from ...grading._registry import Registry
+from ...grading._rubric import Criterion, Rubric
+from ...grading._shadow import judge_request
+from ...grading._transcript import judge_text
+from ...history._batches import BatchRequestRecord, MemberRequestRecord
+from ...history._store import HistoryStore
+from ...judging._jury import Jury
+from ...models._batch import batch_request
+from ...models._failure import describe_api_error
+from ...models._judge import AnthropicJudge
 from ._members import Member, batch_members, job_settings
 
 __all__ = ["MAX_BYTES", "MAX_REQUESTS", "BatchJob", "submit"]
