@@ -6,7 +6,7 @@ used; ``quit`` stops it). Every
 ``/v1/messages`` request gets a valid verdict for the judge keys it was asked about
 after ``--latency`` seconds; batch requests succeed the same way.
 
-The answers are the test emulator's (``tests.emulator.Emulator.answer`` and its batch
+The answers are the test emulator's (``tests.support.emulator.Emulator.answer`` and its batch
 desk: the same bodies, usage, ids and records). ``--front asyncio`` (the default)
 serves them from one asyncio loop, HTTP/1.1 kept alive with Nagle off, each answer
 written in one piece ``latency`` after its request's last byte was read (the
@@ -33,9 +33,9 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.emulator
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.support.emulator
 
-from tests.emulator import Emulator, HTTPError, Request
+from tests.support.emulator import Emulator, HTTPError, Request
 
 from gradeloop.testing import verdict_reply
 

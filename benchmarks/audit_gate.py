@@ -1,8 +1,8 @@
 """Audit the gate: hostile judge replies and random loops, counted rather than asserted.
 
-The property tests (tests/test_hostile_replies.py, tests/test_loop_invariants.py)
+The property tests (tests/grading/test_hostile_replies.py, tests/loop/test_loop_invariants.py)
 stop at the first broken promise. This script runs the same strategies and oracle
-(tests/hostile.py, tests/hostile_loops.py) without stopping and counts:
+(tests/support/hostile.py, tests/support/hostile_loops.py) without stopping and counts:
 
 * replies tried (every reply the judge read, in native, json and auto modes, plus
   each custom judge's answer), false passes (accepted though the reply was not a
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from tests import hostile, hostile_loops
+from tests.support import hostile, hostile_loops
 
 MODES = ("native", "json", "auto")
 

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.emulator
+sys.path.insert(0, str(ROOT))  # for tests.support.emulator
 
-from tests.emulator import Emulator  # noqa: E402
+from tests.support.emulator import Emulator  # noqa: E402
 
 from gradeloop import AnthropicJudge, Criterion, Rubric, grade, run_loop  # noqa: E402
 from gradeloop.judging import Jury, compare_many  # noqa: E402

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.emulator
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.support.emulator
 
 from _common import FAIL, KEYS, RUBRIC, Gen, Judge
 
@@ -227,7 +227,7 @@ class _Replay:
 
 
 def wire() -> None:
-    from tests.emulator import Emulator
+    from tests.support.emulator import Emulator
 
     em = Emulator()
     try:

@@ -37,8 +37,8 @@ from gradeloop.migration._propose import _score
 from gradeloop.migration._propose_candidates import Candidate, bind
 from gradeloop.migration._propose_evidence import Example, split
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.propose_helpers
-from tests.propose_helpers import WORDS
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.support.propose_helpers
+from tests.support.propose_helpers import WORDS
 
 TARGET = 1.5
 RUBRIC = Rubric.from_dict({"criteria": [{"key": "k", "description": "At most 150 words."}]})

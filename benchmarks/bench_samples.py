@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.emulator
+sys.path.insert(0, str(ROOT))  # for tests.support.emulator
 
-from tests.emulator import Emulator  # noqa: E402
+from tests.support.emulator import Emulator  # noqa: E402
 
 from gradeloop import AnthropicJudge, Criterion, Rubric, grade  # noqa: E402
 from gradeloop.migration import read_drafts  # noqa: E402

@@ -19,7 +19,12 @@ from hypothesis import HealthCheck, settings
 
 from gradeloop.grading._registry import reset_default_registry
 
-pytest_plugins = ["pytester", "tests.emulator", "tests.oai_emulator", "tests.proxy"]
+pytest_plugins = [
+    "pytester",
+    "tests.support.emulator",
+    "tests.support.oai_emulator",
+    "tests.support.proxy",
+]
 
 # Property tests check behaviour, never speed (speed is measured in benchmarks/). A
 # per-example deadline only measures how busy the machine is, and with the suite split

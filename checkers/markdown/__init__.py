@@ -9,7 +9,7 @@ columns or more, which CommonMark reads as indented code, is still a fence, so c
 a model indented too far is checked rather than skipped.
 
 ``code_runs``, ``sentence_len``, the text checkers and the JSON checkers all read
-the draft through this package; ``tests/test_markdown_spec.py`` holds it to
+the draft through this package; ``tests/checkers/test_markdown_spec.py`` holds it to
 markdown-it-py on the 652 examples of the CommonMark spec.
 """
 

@@ -29,7 +29,6 @@ from gradeloop import (
     run_loop,
 )
 from gradeloop.errors import JudgeError, NotAnAnswer, StructuredFormWarning
-from tests.cli_helpers import EXAMPLE, cli
 from tests.local_model.helpers import (
     GREEDY,
     LLAMA_SERVER,
@@ -38,6 +37,7 @@ from tests.local_model.helpers import (
     ServerUsage,
     openai_client,
 )
+from tests.support.cli_helpers import EXAMPLE, cli
 
 pytestmark = pytest.mark.local_model
 

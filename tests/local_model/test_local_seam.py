@@ -22,9 +22,9 @@ from gradeloop.errors import JudgeError, StructuredFormWarning
 from gradeloop.migration import propose_checkers
 from gradeloop.migration._rewrite import Case, ask_rewrites
 from gradeloop.models._openai import OpenAICompatibleJudge
-from tests.cli_helpers import cli
 from tests.local_model.helpers import GREEDY, MODEL, LocalServer, ServerUsage, openai_client
-from tests.propose_helpers import length_rule, rubric
+from tests.support.cli_helpers import cli
+from tests.support.propose_helpers import length_rule, rubric
 
 pytestmark = [
     pytest.mark.local_model,

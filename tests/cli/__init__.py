@@ -1,0 +1,1 @@
+"""Tests of the gradeloop command line, command by command."""

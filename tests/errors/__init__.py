@@ -1,0 +1,1 @@
+"""Tests of gradeloop.errors: the exception tree and the scrubber of secrets."""

@@ -1,0 +1,1 @@
+"""Tests of gradeloop.graph: the loop as a LangGraph graph."""

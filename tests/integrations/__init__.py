@@ -1,0 +1,1 @@
+"""Tests of gradeloop.integrations: OpenTelemetry and the MCP server."""

@@ -1,0 +1,1 @@
+"""Tests of gradeloop.judging: juries, pairwise comparison, model families."""

@@ -1,0 +1,1 @@
+"""Tests of gradeloop.migration: compare, calibrate, regrade, align, propose."""

@@ -1,0 +1,2 @@
+"""Shared fakes, emulators and helpers for the whole suite (imported as
+``tests.support.<module>``)."""

@@ -1,0 +1,1 @@
+"""Tests of gradeloop.testing: assert_graded, the pytest plugin, the scripted client."""

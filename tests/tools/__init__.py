@@ -1,0 +1,1 @@
+"""Tests of gradeloop.tools: the function-calling tools and their ledger."""
