@@ -209,6 +209,7 @@ def test_every_package_folder_is_in_the_wheel() -> None:
 
 
 def test_the_package_folder_stays_small() -> None:
-    # a new piece goes into the package that uses it (docs/architecture.md)
+    # a new piece goes into the package that uses it (docs/architecture.md): 16 after
+    # the front door was shrunk, room for two packages of their own (rewards, stats)
     entries = sorted(p.name for p in PACKAGES["gradeloop"].iterdir() if p.name != "__pycache__")
-    assert len(entries) <= 16, entries
+    assert len(entries) <= 18, entries

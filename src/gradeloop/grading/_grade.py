@@ -8,23 +8,22 @@ The plan a grade follows and the judge's part are here; running the code keys is
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from ..errors import GradeloopError, JudgeError, JudgeRequiredError
+from ..errors import JudgeError, JudgeRequiredError
 from ..integrations import telemetry
 from ._calls import judge_calls
 from ._checks import CheckResult, call_checker, run_checker
 from ._code_keys import CodeKey, check_keys, look_up
 from ._context import CheckContext, make_context
 from ._files import warn_if_large
+from ._judged import Judge, call_judge, from_judge, judge_answer
 from ._merge import merge, overall
 from ._registry import Registry, default_registry
 from ._results import CriterionResult, Evaluation
 from ._rubric import DEFAULT_CHECKER_TIMEOUT, Criterion, Rubric, checker_timeout_problem
-from ._samples import SampledVerdict
 from ._shadow import (
     ShadowResult,
     ShadowSide,
@@ -35,17 +34,9 @@ from ._shadow import (
     run_shadow_checker,
     split_verdict,
 )
-from ._strict import WireError, strict_verdict
 from ._transcript import Draft, Transcript, draft_parts
 from ._verdict import Verdict
 from ._watch import TimedOut, run_watched
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """Anything that can judge a draft against criteria."""
-
-    def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict: ...
 
 
 def grade(
@@ -234,7 +225,7 @@ def finish_grade(
         if not plan.asked:
             results[c.key] = CriterionResult.not_checked(c)
         elif answer.own is not None:
-            results[c.key] = _from_judge(c, answer.own)
+            results[c.key] = from_judge(c, answer.own)
     shadows = _shadow_results(rubric, plan, results, answer) if rubric.shadowed else ()
     verdict = answer.own if rubric.judge_criteria else None
     return merge(
@@ -353,90 +344,9 @@ def _judge_side(
     gave = answer.full.scores if c.scale == "score" else answer.full.criteria_met
     if c.key not in gave:
         return None, f"the judge gave no verdict on {c.key!r}"
-    r = _from_judge(judge_copy(c), answer.full)
+    r = from_judge(judge_copy(c), answer.full)
     issues = tuple(answer.shadow_issues.get(c.key, ())) + r.issues
     return ShadowSide("judge", "judge", r.passed, r.score, issues, r.agreement), None
-
-
-def call_judge(
-    judge: Judge,
-    task: str,
-    draft: str,
-    criteria: Sequence[Criterion],
-    *,
-    optional: Collection[str] = (),
-) -> Verdict:
-    """Ask the judge, and read what it returned strictly (every judge, every road).
-
-    Whatever ``evaluate()`` returns - a :class:`Verdict`, a dict, anything else -
-    goes through :func:`~gradeloop.grading._strict.strict_verdict` for the keys
-    asked (``optional``: keys it may leave out, such as shadow keys); an invalid
-    answer, or an exception, is a :class:`JudgeError`.
-    """
-    try:
-        raw: Any = judge.evaluate(task, draft, criteria)
-    except GradeloopError as exc:
-        if isinstance(exc, JudgeError):
-            raise
-        raise JudgeError(f"the judge failed: {exc}", reason="api_error") from exc
-    except Exception as exc:
-        raise JudgeError(
-            f"the judge raised {type(exc).__name__}: {exc}", reason="api_error"
-        ) from exc
-    return judge_answer(raw, criteria, optional=optional)
-
-
-def judge_answer(
-    raw: Any, criteria: Sequence[Criterion], *, optional: Collection[str] = ()
-) -> Verdict:
-    """What a judge returned for ``criteria``, read strictly; a :class:`JudgeError` if invalid.
-
-    The one gate every judge's answer passes before grading uses it (the async
-    path included): see :mod:`gradeloop.grading._strict` for the rules.
-    """
-    try:
-        judged = [c for c in criteria if c.source == "judge"]
-        return strict_verdict(raw, judged, optional=optional)
-    except WireError as exc:
-        raise JudgeError(f"the judge's verdict is invalid: {exc}", reason="invalid") from None
-
-
-def _from_judge(c: Criterion, v: Verdict) -> CriterionResult:
-    result = _judged_result(c, v)
-    sampled = v.samples.get(c.key) if isinstance(v, SampledVerdict) else None
-    if sampled is None:
-        return result
-    detail = v.key_detail(c.key) if isinstance(v, SampledVerdict) else None
-    return replace(result, agreement=sampled.agreement, samples=sampled.values, judging=detail)
-
-
-def _judged_result(c: Criterion, v: Verdict) -> CriterionResult:
-    fb = v.feedback.get(c.key) or None
-    if c.scale == "score":
-        raw = v.scores.get(c.key)
-        if raw is None or not math.isfinite(raw) or not 1 <= raw <= 10:
-            issue = f"the judge gave no score for {c.key!r}"
-            return CriterionResult.failed(c, issue, feedback=fb, error="no score")
-        score = float(raw)  # call_judge let only integers 1-10 through: never clamped
-        met = score >= c.pass_threshold  # decided here, never by the judge's boolean
-        issues = () if met else (f"scored {score:g}, needs {c.pass_threshold:g}",)
-    else:
-        claim = v.criteria_met.get(c.key)
-        if claim is None:
-            issue = f"the judge gave no verdict on {c.key!r}"
-            return CriterionResult.failed(c, issue, feedback=fb)
-        met = claim is True
-        score, issues = (10.0 if met else 0.0), ()
-    return CriterionResult(
-        key=c.key,
-        weight=c.weight,
-        score=score,
-        passed=met,
-        source="judge",
-        filled_by="judge",
-        issues=issues,
-        feedback=fb,
-    )
 
 
 __all__ = [

@@ -11,13 +11,22 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from ..errors import CheckerConflictError, RubricError, UnknownCheckerError, UnusableFileError
+from ..errors import RubricError, UnusableFileError
 from ._criterion import JUDGE, KEY_PATTERN, Criterion, Scale, criterion_from, unknown_field
 from ._files import RUBRIC_LIMIT, read_user_file
 from ._guidance import warn_if_long
-from ._judge_specs import check_jury, parse_judge_spec
 from ._plugins import load_rubric_plugins
 from ._registry import Registry, default_registry
+from ._rubric_fields import (
+    MAX_DEPTH,
+    TOO_DEEP,
+    bind_checker,
+    check_shape,
+    check_weight_sum,
+    checker_timeout_problem,
+    generator_max_tokens,
+    judging_fields,
+)
 
 __all__ = [
     "DEFAULT_CHECKER_TIMEOUT",
@@ -42,79 +51,9 @@ _TOP_LEVEL = {
     "jury",
     "generator",
 }
-_GENERATOR_FIELDS = {"max_tokens"}
 
 #: Seconds a checker may run on one draft before its key is an error (0: no limit).
 DEFAULT_CHECKER_TIMEOUT = 30.0
-
-
-def checker_timeout_problem(value: object) -> str | None:
-    """Why ``value`` is not a checker time limit (None when it is one)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return f"checker_timeout must be a number of seconds, not {value!r}"
-    if not math.isfinite(value) or value < 0:
-        return (
-            f"checker_timeout must be a finite number of seconds >= 0 (0: no limit), not {value!r}"
-        )
-    return None
-
-
-def _generator_max_tokens(data: Mapping[str, Any], path: str | Path | None) -> int | None:
-    """``[generator] max_tokens = N``: the loop's drafts are cut off past N tokens (a
-    small local model may otherwise write until the default 8,192)."""
-    table = data.get("generator")
-    if table is None:
-        return None
-    if not isinstance(table, Mapping):
-        raise RubricError("'generator' is a table: [generator] max_tokens = 1024", path=path)
-    unknown = set(table) - _GENERATOR_FIELDS
-    if unknown:
-        field = sorted(unknown)[0]
-        raise RubricError(unknown_field(field, _GENERATOR_FIELDS, "generator"), path=path)
-    value = table.get("max_tokens")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RubricError(
-            f"generator.max_tokens must be a whole number of at least 1, not {value!r}",
-            path=path,
-        )
-    return value
-
-
-#: How deeply a rubric's tables and lists may nest (real rubrics use a handful).
-MAX_DEPTH = 64
-_TOO_DEEP = (
-    f"the rubric is nested too deeply to read (tables and lists at most {MAX_DEPTH} "
-    "levels deep); flatten it"
-)
-
-
-def _check_shape(data: Mapping[Any, Any], path: str | Path | None) -> None:
-    """Field names are strings and nesting stays shallow, checked without recursion
-    (so no later step - pydantic, JSON for the history - can overflow the stack)."""
-    criteria = data.get("criteria")
-    tables = (
-        [data, *(c for c in criteria if isinstance(c, Mapping))]
-        if isinstance(criteria, list)
-        else [data]
-    )
-    for table in tables:  # the names of fields (an anchors table may have number keys)
-        for key in table:
-            if not isinstance(key, str):
-                raise RubricError(
-                    f"field names are strings; {key!r} ({type(key).__name__}) is not",
-                    path=path,
-                )
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise RubricError(_TOO_DEEP, path=path)
-        if isinstance(value, Mapping):
-            stack.extend((item, depth + 1) for item in value.values())
-        elif isinstance(value, list | tuple):
-            stack.extend((item, depth + 1) for item in value)
 
 
 class Rubric(Sequence[Criterion]):
@@ -175,7 +114,7 @@ class Rubric(Sequence[Criterion]):
             raise RubricError(
                 f"pass_score must be between 0 and 10, not {pass_score}", path=self.path
             )
-        _check_weight_sum(items, self.path, _lines)
+        check_weight_sum(items, self.path, _lines)
         if sum(c.weight for c in items) <= 0:
             raise RubricError(
                 "every weight is 0; give at least one criterion a weight > 0", path=self.path
@@ -184,7 +123,7 @@ class Rubric(Sequence[Criterion]):
             warn_if_long(c.key, c.anchors, c.examples, self.path)
         reg = registry or default_registry()
         self._criteria = tuple(
-            _bind_checker(c, reg, self.path, _line(_lines, i)) for i, c in enumerate(items)
+            bind_checker(c, reg, self.path, _line(_lines, i)) for i, c in enumerate(items)
         )
         self.pass_score = pass_score
         self._by_key = {c.key: c for c in self._criteria}
@@ -217,7 +156,7 @@ class Rubric(Sequence[Criterion]):
         """
         if not isinstance(data, Mapping):
             raise RubricError("a rubric is a table with a 'criteria' list", path=path)
-        _check_shape(data, path)
+        check_shape(data, path)
         unknown = set(data) - _TOP_LEVEL
         if unknown:
             field = sorted(unknown)[0]
@@ -255,7 +194,7 @@ class Rubric(Sequence[Criterion]):
             _lines=_lines,
             judge_models=data.get("judge_models", ()),
             jury=data.get("jury"),
-            generator_max_tokens=_generator_max_tokens(data, path),
+            generator_max_tokens=generator_max_tokens(data, path),
         )
 
     @classmethod
@@ -288,12 +227,12 @@ class Rubric(Sequence[Criterion]):
             except json.JSONDecodeError as exc:
                 raise RubricError(f"invalid JSON: {exc.msg}", path=p, line=exc.lineno) from None
             except RecursionError:
-                raise RubricError(_TOO_DEEP, path=p) from None
+                raise RubricError(TOO_DEEP, path=p) from None
             return cls.from_dict(data, path=p, registry=registry)
         try:
             data = tomllib.loads(text)
         except RecursionError:
-            raise RubricError(_TOO_DEEP, path=p) from None
+            raise RubricError(TOO_DEEP, path=p) from None
         except tomllib.TOMLDecodeError as exc:
             # Python < 3.14 keeps the position only in the message text
             found = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
@@ -399,24 +338,6 @@ class Rubric(Sequence[Criterion]):
         return f"Rubric(keys={list(self.keys)!r}, pass_score={self.pass_score!r})"
 
 
-def _check_weight_sum(
-    items: Sequence[Criterion], path: Path | None, lines: Sequence[int | None]
-) -> None:
-    """Refuse weights whose sum (times a score of 10) is no finite number: the weighted
-    mean would be NaN, and NaN compares false with pass_score, so it would pass."""
-    total = 0.0
-    for i, c in enumerate(items):
-        total += c.weight
-        if not math.isfinite(total * 10):
-            raise RubricError(
-                f"weight {c.weight:g} takes the sum of the weights past what a number "
-                "holds; weights are relative, so use small ones (such as 1, 2, 0.5)",
-                path=path,
-                key=c.key,
-                line=_line(lines, i),
-            )
-
-
 def _line(lines: Sequence[int | None], i: int) -> int | None:
     return lines[i] if i < len(lines) else None
 
@@ -428,79 +349,3 @@ def _criteria_lines(text: str) -> list[int | None]:
         for n, line in enumerate(text.splitlines(), start=1)
         if re.match(r"^\s*\[\[\s*criteria\s*\]\]", line)
     ]
-
-
-def _folder(path: Path | None) -> Path | None:
-    """Where a rubric's relative paths start: its file's folder (None: no file)."""
-    return None if path is None else path.resolve().parent
-
-
-def _bind_checker(
-    c: Criterion, registry: Registry, path: Path | None, line: int | None
-) -> Criterion:
-    """Resolve the checker (and a shadow checker); validate options now, not mid-run."""
-    if c.shadow_source == "code":
-        c = _bind_shadow(c, registry, path, line)
-    if c.checker is None:
-        if c.options:
-            raise RubricError(
-                "'options' is only for criteria filled by a checker; "
-                "add a checker or remove the options",
-                path=path,
-                key=c.key,
-                line=line,
-            )
-        return c
-    try:
-        info = registry.info(c.checker)
-    except (UnknownCheckerError, CheckerConflictError) as exc:
-        # chained, so a caller (the CLI) can add its own way of loading a checker
-        raise RubricError(str(exc), path=path, key=c.key, line=line) from exc
-    try:
-        options = info.validate_options(c.options, rubric_dir=_folder(path))
-    except ValueError as exc:
-        raise RubricError(str(exc), path=path, key=c.key, line=line) from None
-    if c.shadow == c.checker and c.shadow_options == options:
-        raise RubricError(
-            "the shadow is the primary checker with the same options, so it "
-            "always agrees; change shadow_options or remove the shadow",
-            path=path,
-            key=c.key,
-            line=line,
-        )
-    return c.model_copy(update={"options": options})
-
-
-def _bind_shadow(
-    c: Criterion, registry: Registry, path: Path | None, line: int | None
-) -> Criterion:
-    """A shadow checker is held to the same load-time checks as a primary one."""
-    assert c.shadow is not None
-    try:
-        info = registry.info(c.shadow)
-    except (UnknownCheckerError, CheckerConflictError) as exc:
-        raise RubricError(f"shadow: {exc}", path=path, key=c.key, line=line) from exc
-    try:
-        options = info.validate_options(c.shadow_options, rubric_dir=_folder(path))
-    except ValueError as exc:
-        raise RubricError(f"shadow_options: {exc}", path=path, key=c.key, line=line) from None
-    return c.model_copy(update={"shadow_options": options})
-
-
-def judging_fields(
-    judge_models: Any, jury: Any, path: Path | None
-) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """A rubric's ``judge_models`` (``[PROVIDER:]MODEL[@URL]`` strings) and ``jury``
-    table, checked; a RubricError naming the field and the fix."""
-    if isinstance(judge_models, str) or not isinstance(judge_models, Sequence):
-        raise RubricError(
-            'judge_models is a list: judge_models = ["anthropic:claude-sonnet-4-5", '
-            '"openai-compatible:qwen3-32b@http://localhost:8000/v1"]',
-            path=path,
-        )
-    try:
-        models = tuple(str(parse_judge_spec(m)) for m in judge_models)
-        table = check_jury(jury) if jury is not None else {}
-    except ValueError as exc:
-        raise RubricError(str(exc), path=path) from None
-    return models, table

@@ -22,7 +22,8 @@ from typing import Any, Literal
 from ..errors import RubricError
 from ..grading._checks import CheckerInfo, _resolve_from_rubric
 from ..grading._registry import Registry
-from ..grading._rubric import Criterion, Rubric, _bind_checker
+from ..grading._rubric import Criterion, Rubric
+from ..grading._rubric_fields import bind_checker
 
 __all__ = [
     "MAX_OPTIONS_CHARS",
@@ -93,7 +94,7 @@ def bind(
         shadowed = Criterion.model_validate(data)
     except ValueError as exc:
         raise RubricError(str(exc).splitlines()[-1].strip(), key=key) from None
-    bound = dict(_bind_checker(shadowed, registry, rubric.path, None).shadow_options)
+    bound = dict(bind_checker(shadowed, registry, rubric.path, None).shadow_options)
     model = registry.info(checker).options_model
     if model is None:
         return bound
