@@ -19,7 +19,7 @@ PACKAGES = {"gradeloop": ROOT / "src" / "gradeloop", "gradeloop_checkers": ROOT 
 # the layer of the longest prefix that names it (a package may hold a module that
 # sits higher than the package's own layer: gradeloop.integrations.mcp_server).
 LAYERS = (
-    ("gradeloop.errors", "gradeloop.integrations"),
+    ("gradeloop.errors", "gradeloop.integrations", "gradeloop.stats"),
     ("gradeloop.grading",),
     ("gradeloop.models", "gradeloop.judging"),
     ("gradeloop.bulk",),

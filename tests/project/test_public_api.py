@@ -29,6 +29,7 @@ PACKAGES = (
     "gradeloop.loop",
     "gradeloop.migration",
     "gradeloop.models",
+    "gradeloop.stats",
     "gradeloop.testing",
     "gradeloop.tools",
 )
