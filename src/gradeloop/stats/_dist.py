@@ -91,10 +91,8 @@ def t_cdf(t: float, df: float) -> float:
         return _NORMAL.cdf(t)
     if t == 0.0:
         return 0.5
-    # the tail beyond |t| is I_x(df/2, 1/2) / 2 with x = df / (df + t^2); 1 - x is
-    # passed as computed, not by subtraction (the far tail would lose its digits)
-    t2 = t * t
-    tail = 0.5 * beta_inc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))
+    # the tail beyond |t|, never 1 minus something small (the far tail keeps its digits)
+    tail = _t_tail(abs(t), df)
     return 1.0 - tail if t > 0 else tail
 
 
@@ -115,24 +113,35 @@ def t_quantile(p: float, df: float) -> float:
         raise ValueError(f"degrees of freedom must be positive, not {df}")
     if math.isinf(df) or df > 1e10:
         return normal_quantile(p)
-    if df == 1:
-        return math.tan(math.pi * (p - 0.5))
+    if df == 1:  # Cauchy: the cotangent keeps a far tail's digits
+        return -1.0 / math.tan(math.pi * p) if p < 0.5 else 1.0 / math.tan(math.pi * (1.0 - p))
     if df == 2:
         return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
+    # solve for the smaller tail (1 - p is exact for p >= 1/2), then give it its sign
+    target = p if p < 0.5 else 1.0 - p
+    x = _upper_tail_point(target, df)
+    return -x if p < 0.5 else x
+
+
+def _t_tail(x: float, df: float) -> float:
+    """P(T > x) for x >= 0, without subtracting from 1."""
+    x2 = x * x
+    return 0.5 * beta_inc(df / 2.0, 0.5, df / (df + x2), x2 / (df + x2))
+
+
+def _upper_tail_point(target: float, df: float) -> float:
+    """The x >= 0 with P(T > x) = target (< 1/2): Newton steps inside a bracket."""
     lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
+    while _t_tail(hi, df) > target:
         lo, hi = hi, hi * 2
-    x = min(max(normal_quantile(p), lo), hi)
-    for _ in range(200):
-        err = t_cdf(x, df) - p
-        if err > 0:
+    x = min(max(-normal_quantile(target), lo), hi)
+    for _ in range(300):
+        err = _t_tail(x, df) - target
+        if err < 0:
             hi = x
         else:
             lo = x
-        step = err / _t_pdf(x, df)
-        nxt = x - step
+        nxt = x + err / _t_pdf(x, df)  # the tail falls as x grows
         if not lo < nxt < hi:  # Newton left the bracket: halve it instead
             nxt = (lo + hi) / 2
         if abs(nxt - x) <= 1e-15 * max(1.0, abs(x)):

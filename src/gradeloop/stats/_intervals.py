@@ -91,7 +91,8 @@ def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
     denom = 1.0 + z2 / n
     center = (p + z2 / (2.0 * n)) / denom
     half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
-    return max(0.0, center - half), min(1.0, center + half)
+    # the interval always holds p (exactly 0 at 0, 1 at 1); rounding must not say otherwise
+    return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
 
 
 def wilson(successes: int, n: int, level: float = 0.95) -> Interval:

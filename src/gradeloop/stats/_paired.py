@@ -140,9 +140,10 @@ def paired_t(
         return interval, 1.0
     mean = total / n
     var = (sum((x * x for x in exact), Fraction(0)) - total * mean) / (n - 1)
-    if var <= 0:
+    se = math.sqrt(var / n)
+    if se == 0:  # no spread (or less than a float holds)
         return interval, 1.0 if mean == 0 else 0.0
-    stat = float(mean) / math.sqrt(var / n)
+    stat = float(mean) / se
     return interval, min(1.0, 2.0 * t_cdf(-abs(stat), n - 1))
 
 
