@@ -34,16 +34,20 @@ from . import (
     _calibrate,
     _checkers,
     _compare,
+    _compare_runs,
+    _gate,
     _grade,
     _history,
     _label,
     _mcp,
     _optimize,
     _plugins,
+    _power,
     _prefer,
     _propose,
     _regrade,
     _report,
+    _summarize,
     _view,
 )
 from ._io import terminal_safe
@@ -68,6 +72,10 @@ COMMANDS = (
     _align,
     _prefer,
     _propose,
+    _summarize,
+    _gate,
+    _compare_runs,
+    _power,
 )
 
 

@@ -29,6 +29,7 @@ from ._models import (
     require_model,
 )
 from ._record import add_history_options, record_grading
+from ._runs import add_level_option
 
 
 def add_parser(sub: Any) -> None:
@@ -76,6 +77,18 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar while grading --drafts")
     p.add_argument(
+        "--summary",
+        action="store_true",
+        help='with --drafts --json: a last line {"summary": ...}, the accepted and per-key '
+        "rates with confidence intervals (what `gradeloop summarize --json` prints)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="FIELD",
+        help="with --drafts: intervals cluster-robust over this metadata field",
+    )
+    add_level_option(p)
+    p.add_argument(
         "--batch",
         action="store_true",
         help="with --drafts: send the judge's requests through the Message Batches API "
@@ -102,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         return _grade_many.run(args)
     if args.batch or args.no_wait:
         raise InputError("--batch and --no-wait go with --drafts FILE.jsonl")
+    if args.summary or args.cluster is not None:
+        raise InputError("--summary and --cluster go with --drafts FILE.jsonl")
     rubric = Rubric.load(args.rubric)
     draft = read_draft(args.draft, "draft")
     task = read_task(args.task, args.task_file)

@@ -11,29 +11,62 @@ from rich.table import Table
 
 from ..grading._grade import Evaluation
 from ..grading._jsonout import dumps
+from ..integrations import telemetry
 from ..migration._jsonl import DraftItem
+from ..stats import GradedRow, Interval, Summary, summarize
 from ._io import console, plural
+from ._runs import check_level
 
-__all__ = ["print_results", "render_many", "summary_lines"]
+__all__ = ["interval_lines", "print_results", "render_many", "summary_lines"]
 
 
 def print_results(
     args: argparse.Namespace, items: Sequence[DraftItem], evaluations: Sequence[Evaluation]
 ) -> None:
-    """JSON Lines with --json (one evaluation per draft, with its id), else the table."""
+    """JSON Lines with --json (one evaluation per draft, with its id; with --summary a
+    last line ``{"summary": ...}``, the figures with intervals), else the table."""
+    summary = _summary(args, items, evaluations)
     if args.json:
         for item, evaluation in zip(items, evaluations, strict=True):
             sys.stdout.write(dumps(_line(item, evaluation), ensure_ascii=False) + "\n")
+        if getattr(args, "summary", False):
+            sys.stdout.write(dumps({"summary": summary.to_json()}, ensure_ascii=False) + "\n")
     else:
-        render_many(items, evaluations)
+        render_many(items, evaluations, summary)
+
+
+def _summary(
+    args: argparse.Namespace, items: Sequence[DraftItem], evaluations: Sequence[Evaluation]
+) -> Summary:
+    """The run's figures with intervals (--level, --cluster), also sent to OpenTelemetry."""
+    rows = [
+        GradedRow.from_evaluation(ev, id=item.output_id, task=_task(item), metadata=item.metadata)
+        for item, ev in zip(items, evaluations, strict=True)
+    ]
+    summary = summarize(
+        rows,
+        level=check_level(getattr(args, "level", 0.95)),
+        cluster=getattr(args, "cluster", None),
+    )
+    telemetry.evaluation_summary(summary, run_id=getattr(args, "run_id", None))
+    return summary
+
+
+def _task(item: DraftItem) -> str:
+    return item.task if isinstance(item.task, str) else ""
 
 
 def _line(item: DraftItem, evaluation: Evaluation) -> dict[str, object]:
-    return {"id": item.output_id, **evaluation.to_json()}
+    line: dict[str, object] = {"id": item.output_id, **evaluation.to_json()}
+    if item.metadata:  # what `gradeloop summarize --cluster FIELD` groups the drafts by
+        line["metadata"] = dict(item.metadata)
+    return line
 
 
-def render_many(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -> None:
-    """One row per draft, then the totals and what they cost."""
+def render_many(
+    items: Sequence[DraftItem], evaluations: Sequence[Evaluation], summary: Summary | None = None
+) -> None:
+    """One row per draft, then the totals with their intervals and what they cost."""
     out = console()
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("id", "result", "score", "failed keys", "judge", "cost"):
@@ -52,8 +85,34 @@ def render_many(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -
             _dollars(ev.judge_usage.cost_usd if ev.judge_usage is not None else 0.0),
         )
     out.print(table)
-    for line in summary_lines(evaluations):
+    lines = summary_lines(evaluations)
+    if summary is not None:
+        lines[1:1] = interval_lines(summary)
+    for line in lines:
         out.print(line, markup=False, soft_wrap=True)
+
+
+def interval_lines(summary: Summary) -> list[str]:
+    """The accepted rate and each key's met rate with their confidence intervals."""
+    if summary.accepted.estimate is None:
+        return []
+    how = f"cluster-robust over {summary.cluster}" if summary.cluster else "Wilson"
+    left_out = f"; {summary.failed} with a failed judge left out" if summary.failed else ""
+    lines = [
+        f"accepted: {_rate(summary.accepted)} ({summary.level * 100:g} % {how} interval{left_out})"
+    ]
+    keys = [
+        f"{name} {_rate(k.rate)}" for name, k in summary.keys.items() if k.rate.estimate is not None
+    ]
+    if keys:
+        lines.append("met: " + ", ".join(keys))
+    return lines
+
+
+def _rate(i: Interval) -> str:
+    assert i.estimate is not None
+    ci = "" if i.ci is None else f" [{i.ci[0] * 100:.1f}, {i.ci[1] * 100:.1f}]"
+    return f"{i.estimate * 100:.1f} %{ci}"
 
 
 def summary_lines(evaluations: Sequence[Evaluation]) -> list[str]:

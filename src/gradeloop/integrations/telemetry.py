@@ -30,6 +30,13 @@ span                   attributes
 ``gradeloop.check``    one checker on one draft: ``gradeloop.checker``,
                        ``gradeloop.check.passed``, ``gradeloop.check.score``,
                        ``gradeloop.check.issues``; a checker that raised is an error
+``gradeloop.summary``  a run's figures (``gradeloop summarize``, ``grade --drafts``):
+                       ``gradeloop.run.id``, ``gradeloop.drafts``, and one
+                       ``gen_ai.evaluation.result`` event per figure (the accepted
+                       rate, the overall score, each key's met rate) with
+                       ``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.value``,
+                       ``gen_ai.evaluation.score.ci.lower``, ``.ci.upper``,
+                       ``.ci.level`` and ``gradeloop.evaluation.n``
 =====================  ==============================================================
 
 Rounds nest in their loop, and gradings, checkers and model calls in the round (or
@@ -58,6 +65,7 @@ from ..errors._redact import scrub_error
 __all__ = [
     "AVAILABLE",
     "active_tracer",
+    "evaluation_summary",
     "grade_span",
     "iteration",
     "model_call",
@@ -369,6 +377,37 @@ def iteration(it: Any) -> None:
     if error:
         status = scrub_error(f"the judge failed: {error}")
         span.set_status(_trace.Status(_trace.StatusCode.ERROR, status))
+
+
+def evaluation_summary(summary: Any, *, run_id: str | None = None) -> None:
+    """A ``gradeloop.summary`` span for a :class:`gradeloop.stats.Summary`: one
+    ``gen_ai.evaluation.result`` event per figure, each with its confidence interval
+    (``gen_ai.evaluation.score.ci.lower`` / ``.upper`` / ``.level``, after the GenAI
+    semantic conventions' proposal for evaluation results)."""
+    if not AVAILABLE:
+        return
+    tracer = _tracer()
+    if tracer is None:
+        return
+    figures = [("accepted", summary.accepted), ("overall_score", summary.score)]
+    figures += [(name, key.rate) for name, key in summary.keys.items()]
+    with _span(tracer, "gradeloop.summary") as span:
+        _set(span, {"gradeloop.run.id": run_id, "gradeloop.drafts": summary.n})
+        for name, interval in figures:
+            if interval.estimate is None:
+                continue
+            ci = interval.ci or (None, None)
+            attributes = {
+                "gen_ai.evaluation.name": name,
+                "gen_ai.evaluation.score.value": interval.estimate,
+                "gen_ai.evaluation.score.ci.lower": ci[0],
+                "gen_ai.evaluation.score.ci.upper": ci[1],
+                "gen_ai.evaluation.score.ci.level": interval.level,
+                "gradeloop.evaluation.n": interval.n,
+            }
+            span.add_event(
+                "gen_ai.evaluation.result", {k: v for k, v in attributes.items() if v is not None}
+            )
 
 
 def record_error(exc: BaseException) -> None:
