@@ -50,8 +50,9 @@ def close(a: float | None, b: float, tol: float = TOL) -> bool:
 
 
 def tail_close(a: float, b: float) -> bool:
-    """Relative for tiny tail probabilities, absolute otherwise."""
-    return abs(a - b) <= TOL * (b if b < 1e-3 else 1.0) + 1e-300
+    """Relative for tiny tail probabilities, absolute otherwise; below 1e-250 both
+    are 0 for any use (and the oracle may have underflowed where we did not)."""
+    return abs(a - b) <= TOL * (b if b < 1e-3 else 1.0) or max(a, b) < 1e-250
 
 
 # -- distributions --------------------------------------------------------------------

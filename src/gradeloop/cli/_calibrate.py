@@ -25,6 +25,7 @@ from ..migration._compare import rubric_label
 from ..migration._jsonl import digest, read_labels
 from ..migration._labellers import labeller_agreement
 from ..migration._suggest import suggest_examples, suggestions_toml
+from . import _calibrate_stats
 from ._io import add_db_option, console, plural, print_json, read_task
 from ._models import (
     add_cache_options,
@@ -83,6 +84,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="neither store this run nor compare it with the previous one",
     )
+    _calibrate_stats.add_options(p)
     add_model_options(p, generator=False)
     add_jobs_option(p)
     add_cache_options(p)
@@ -97,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     default_task = None
     if args.task is not None or args.task_file is not None:
         default_task = read_task(args.task, args.task_file)
+    to_correct = _calibrate_stats.run_to_correct(args)
     if len(args.labels) > 2:
         raise InputError(f"give one labels file, or two from two labellers, not {len(args.labels)}")
     items = read_labels(args.labels[0], rubric, default_task=default_task)
@@ -132,13 +135,16 @@ def run(args: argparse.Namespace) -> int:
     suggested = None
     if args.suggest_examples:
         suggested = suggest_examples(rubric, report.disagreements, per_key=args.examples_per_key)
+    extra = _calibrate_stats.figures(report, to_correct, args.level)
     if args.json:
         out = report.to_json()
+        _calibrate_stats.merge_json(out, extra)
         if suggested is not None:
             out["suggested_examples"] = suggested
         print_json(out)
         return 0
     render(report)
+    _calibrate_stats.render(report, extra)
     if suggested is not None:
         _suggestions(suggested)
     return 0

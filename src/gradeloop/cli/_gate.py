@@ -49,7 +49,13 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
         metavar="P",
         help="power for the detectable difference (default 0.8)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="random seed of the paired bootstrap (default 0)",
+    )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     add_db_option(p)
 

@@ -11,6 +11,7 @@ from rich.markup import escape
 from ..grading._rubric import Rubric
 from ..history._store import HistoryStore
 from ..migration._regrade import RegradeReport, regrade
+from ..stats import Comparison, PairedCounts, compare_counts
 from ._io import add_db_option, console, percent, plural, print_json, table, two_places
 from ._models import (
     add_cache_options,
@@ -20,6 +21,7 @@ from ._models import (
     model_configured,
     require_model,
 )
+from ._runs import add_level_option, check_level
 
 
 def add_parser(sub: Any) -> None:
@@ -37,6 +39,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("run_id", metavar="RUN_ID", help="a grading run id or loop id (or a prefix)")
     p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_level_option(p)
     p.add_argument(
         "--no-reuse",
         action="store_true",
@@ -52,6 +55,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code."""
+    check_level(args.level)
     rubric = Rubric.load(args.rubric)
     judge = None
     if rubric.judge_criteria and (args.judge_model or model_configured(args)):
@@ -68,15 +72,37 @@ def run(args: argparse.Namespace) -> int:
         )
     for warning in report.warnings:
         print(f"gradeloop: warning: {warning}", file=sys.stderr)
+    paired = paired_flips(report, args.level)
     if args.json:
-        print_json(report.to_json())
+        out = report.to_json()
+        for key, comparison in paired.items():
+            out["keys"][key]["paired"] = comparison.to_json()
+        print_json(out)
     else:
-        render(report)
+        render(report, paired)
     return 0
 
 
-def render(report: RegradeReport) -> None:
+def paired_flips(report: RegradeReport, level: float) -> dict[str, Comparison]:
+    """Per key, old answers against new as paired outcomes: McNemar's exact test on the
+    flips (Holm-adjusted over the keys) and Newcombe's interval on the change of the
+    met rate. A change here is the rubric's or the judge's alone: the drafts are fixed."""
+    counts = {
+        k.key: PairedCounts(
+            both=k.stats.table.both_pass,
+            neither=k.stats.table.both_fail,
+            lost=k.stats.table.a_pass_b_fail,
+            gained=k.stats.table.a_fail_b_pass,
+        )
+        for k in report.keys
+        if k.compared
+    }
+    return compare_counts(counts, level=check_level(level))
+
+
+def render(report: RegradeReport, paired: dict[str, Comparison] | None = None) -> None:
     """The per-key table, then the judge's cost and any failures."""
+    paired = paired or {}
     out = console()
     src = report.source
     out.print(
@@ -93,6 +119,8 @@ def render(report: RegradeReport) -> None:
         "agreement",
         "kappa",
         "reused",
+        "met rate change [CI]",
+        "p (Holm)",
         never_wrap=("to met", "to unmet", "agreement", "kappa", "reused"),
     )
     for k in report.keys:
@@ -106,6 +134,7 @@ def render(report: RegradeReport) -> None:
             percent(k.stats.agreement),
             two_places(k.stats.kappa),
             str(k.reused),
+            *_change(paired.get(k.key)),
         ]
         t.add_row(*(escape(x) for x in row))
     out.print(t)
@@ -121,3 +150,12 @@ def render(report: RegradeReport) -> None:
         f"{usage.total_input + usage.output_tokens:,} tokens, {cost}",
         markup=False,
     )
+
+
+def _change(c: Comparison | None) -> list[str]:
+    """The met rate's change with its interval, and the adjusted p-value."""
+    if c is None or c.difference.estimate is None:
+        return ["-", "-"]
+    ci = c.difference.ci
+    span = "" if ci is None else f" [{ci[0] * 100:+.1f}, {ci[1] * 100:+.1f}]"
+    return [f"{c.difference.estimate * 100:+.1f} pp{span}", f"{c.p_adjusted:.3g}"]

@@ -42,7 +42,14 @@ hold each statistic to ``scipy.stats`` and ``statsmodels`` within 1e-9. The meth
 and their choices are in docs/statistics.md.
 """
 
-from ._compare import Comparison, RunComparison, ScoreComparison, compare_runs, dataset_digest
+from ._compare import (
+    Comparison,
+    RunComparison,
+    ScoreComparison,
+    compare_counts,
+    compare_runs,
+    dataset_digest,
+)
 from ._corrected import CorrectedRate, corrected_rate
 from ._intervals import (
     Interval,
@@ -85,6 +92,7 @@ __all__ = [
     "VarianceShares",
     "clustered_mean",
     "clustered_rate",
+    "compare_counts",
     "compare_runs",
     "corrected_rate",
     "dataset_digest",

@@ -24,7 +24,14 @@ from ._paired import (
 )
 from ._rows import GradedRow
 
-__all__ = ["Comparison", "RunComparison", "ScoreComparison", "compare_runs", "dataset_digest"]
+__all__ = [
+    "Comparison",
+    "RunComparison",
+    "ScoreComparison",
+    "compare_counts",
+    "compare_runs",
+    "dataset_digest",
+]
 
 #: Exit codes of ``gradeloop gate``.
 EXIT_PASS, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INSUFFICIENT = 0, 1, 2, 4
@@ -293,15 +300,7 @@ def compare_runs(
             and b.keys[key].met is not None
         ]
     counts = {k: PairedCounts.of([x for x, _ in v], [y for _, y in v]) for k, v in outcomes.items()}
-    ps = {k: mcnemar_exact(c.lost, c.gained) for k, c in counts.items()}
-    adjusted = dict(zip(ps, holm(list(ps.values())), strict=True))
-    alpha = 1 - level
-    done = {
-        k: _judge(
-            k, c, ps[k], adjusted[k], level, power, alpha, drops.get(k, drops.get("*")), detect
-        )
-        for k, c in counts.items()
-    }
+    done = compare_counts(counts, level=level, power=power, detect=detect, max_drop=drops)
     warnings = _warnings(keys_a, keys_b, base, cand, by)
     return RunComparison(
         aligned_by=by,
@@ -317,6 +316,30 @@ def compare_runs(
         failed=len(pairs) - len(graded),
         warnings=warnings,
     )
+
+
+def compare_counts(
+    counts: Mapping[str, PairedCounts],
+    *,
+    level: float = 0.95,
+    power: float = 0.8,
+    detect: float = 0.05,
+    max_drop: Mapping[str, float] | None = None,
+) -> dict[str, Comparison]:
+    """Each paired table compared (McNemar's exact test, Holm-adjusted over all of
+    them, Newcombe's interval, the detectable change and the verdict; see
+    :func:`compare_runs` for ``detect`` and ``max_drop``)."""
+    check_level(level)
+    drops = dict(max_drop or {})
+    ps = {k: mcnemar_exact(c.lost, c.gained) for k, c in counts.items()}
+    adjusted = dict(zip(ps, holm(list(ps.values())), strict=True))
+    alpha = 1 - level
+    return {
+        k: _judge(
+            k, c, ps[k], adjusted[k], level, power, alpha, drops.get(k, drops.get("*")), detect
+        )
+        for k, c in counts.items()
+    }
 
 
 def _judge(
