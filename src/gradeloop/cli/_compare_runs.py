@@ -24,7 +24,7 @@ def add_parser(sub: Any) -> None:
         "key and on the gate, the change with Newcombe's interval, McNemar's exact p "
         "(Holm-adjusted), the smallest change the drafts could show, and a verdict that "
         "says insufficient evidence rather than no change when they could not show it; "
-        "scores by a paired t interval and a seeded paired bootstrap. Exit 0 when the "
+        "scores by a paired t interval and a paired bootstrap (fixed random seed). Exit 0 when the "
         "report was made (see `gradeloop gate` for exit codes that block), 2 bad input.",
     )
     p.add_argument("baseline", metavar="A", help="the first run (RUN_ID or FILE)")

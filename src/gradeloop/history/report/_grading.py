@@ -17,6 +17,7 @@ from ._cells import (
     settings_table,
     shadow_table,
 )
+from ._errorbars import rates_svg
 from ._html import Safe, el, join, when
 from ._judging import jury_rows, jury_table
 from ._transcript import transcript_details
@@ -89,6 +90,8 @@ def run_section(data: Mapping[str, Any], *, heading: str = "h2") -> Safe:
         settings_table(data.get("config") or {}),
         el("h3", "rubric"),
         rubric_table(keys, data["rubric"].get("pass_score")),
+        el("h3", "rates with 95 % confidence intervals"),
+        rates_svg(drafts),
         el("h3", "drafts by key"),
         _matrix(drafts, keys),
         el("h3", "shadow disagreements"),

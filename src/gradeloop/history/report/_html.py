@@ -100,6 +100,8 @@ form.filters { display: flex; flex-wrap: wrap; gap: 10px; align-items: end; marg
 form.filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); }
 svg.plot { background: #fff; border: 1px solid var(--line); }
 svg.plot text { font: 11px system-ui, sans-serif; fill: #57606a; }
+svg.rates line.bar { stroke: #0969da; stroke-width: 2; }
+svg.rates circle { fill: #0969da; }
 .legend span { margin-right: 12px; white-space: nowrap; }
 ol.transcript { padding-left: 28px; } ol.transcript > li { margin: 6px 0; }
 ol.transcript .result { margin-left: 12px; }
