@@ -202,3 +202,19 @@ def test_summaries_carry_their_intervals_as_otel_attributes(
     )
     cli("summarize", path)
     assert len([s for s in spans.get_finished_spans() if s.name == "gradeloop.summary"]) == 3
+
+
+def test_the_shadow_compare_gives_agreement_and_kappa_intervals(tmp_path: Path) -> None:
+    rubric = tmp_path / "shadowed.toml"
+    rubric.write_text(
+        RUBRIC + 'shadow = "length"\nshadow_options = { max_words = 4 }\n', encoding="utf-8"
+    )
+    words = ["one", "one two three", "one two three four", "one two three four five six"] * 10
+    drafts = write(
+        tmp_path, "d.jsonl", [{"id": f"d{i}", "task": "t", "draft": w} for i, w in enumerate(words)]
+    )
+    ran = cli("compare", drafts, "--rubric", str(rubric), "--json", "--no-history")
+    assert ran.code == 0, ran.err
+    [key] = json.loads(ran.out)["keys"]
+    assert key["agreement"] == 0.75 and key["agreement_ci"][0] < 0.75 < key["agreement_ci"][1]
+    assert key["kappa_ci"][0] < key["kappa"] < key["kappa_ci"][1]

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..stats import kappa_interval, wilson
+
 __all__ = [
     "Confusion",
     "PassFailStats",
@@ -147,7 +149,9 @@ class PassFailStats:
         return PassFailStats(table, self.agreement, self.kappa, self.kappa_note)
 
     def to_json(self, a: str = "a", b: str = "b") -> dict[str, Any]:
-        """JSON-ready; the two disagreement cells are named ``{a}_pass_{b}_fail`` etc."""
+        """JSON-ready; the two disagreement cells are named ``{a}_pass_{b}_fail`` etc.;
+        ``agreement_ci`` and ``kappa_ci`` are 95 % intervals (Wilson; Fleiss, Cohen and
+        Everitt)."""
         t = self.table
         out: dict[str, Any] = {
             "n": t.n,
@@ -160,6 +164,10 @@ class PassFailStats:
                 f"{a}_fail_{b}_pass": t.a_fail_b_pass,
             },
         }
+        # 95 % intervals: Wilson on the agreement, the large-sample one on kappa
+        out["agreement_ci"] = wilson(t.agreements, t.n).to_json()["ci"]
+        cells = (t.both_pass, t.both_fail, t.a_pass_b_fail, t.a_fail_b_pass)
+        out["kappa_ci"] = kappa_interval(*cells).to_json()["ci"] if self.kappa is not None else None
         if self.kappa_note:
             out["kappa_note"] = self.kappa_note
         return out
