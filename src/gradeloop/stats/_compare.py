@@ -285,20 +285,7 @@ def compare_runs(
     by, pairs, only_a, only_b = align(base, cand)
     graded = [(a, b) for a, b in pairs if a.accepted is not None and b.accepted is not None]
     drops = dict(max_drop or {})
-    outcomes: dict[str, list[tuple[bool, bool]]] = {
-        GATE: [(bool(a.accepted), bool(b.accepted)) for a, b in graded]
-    }
-    keys_a = {k for a, _ in graded for k in a.keys}
-    keys_b = {k for _, b in graded for k in b.keys}
-    for key in sorted(keys_a & keys_b):
-        outcomes[key] = [
-            (a.keys[key].met, b.keys[key].met)  # type: ignore[misc]
-            for a, b in graded
-            if key in a.keys
-            and key in b.keys
-            and a.keys[key].met is not None
-            and b.keys[key].met is not None
-        ]
+    outcomes, keys_a, keys_b = _outcomes(graded)
     counts = {k: PairedCounts.of([x for x, _ in v], [y for _, y in v]) for k, v in outcomes.items()}
     done = compare_counts(counts, level=level, power=power, detect=detect, max_drop=drops)
     warnings = _warnings(keys_a, keys_b, base, cand, by)
@@ -316,6 +303,28 @@ def compare_runs(
         failed=len(pairs) - len(graded),
         warnings=warnings,
     )
+
+
+def _outcomes(
+    graded: list[tuple[GradedRow, GradedRow]],
+) -> tuple[dict[str, list[tuple[bool, bool]]], set[str], set[str]]:
+    """The paired outcomes of the gate and of every key both runs answered, and the
+    keys each run has."""
+    outcomes: dict[str, list[tuple[bool, bool]]] = {
+        GATE: [(bool(a.accepted), bool(b.accepted)) for a, b in graded]
+    }
+    keys_a = {k for a, _ in graded for k in a.keys}
+    keys_b = {k for _, b in graded for k in b.keys}
+    for key in sorted(keys_a & keys_b):
+        outcomes[key] = [
+            (a.keys[key].met, b.keys[key].met)  # type: ignore[misc]
+            for a, b in graded
+            if key in a.keys
+            and key in b.keys
+            and a.keys[key].met is not None
+            and b.keys[key].met is not None
+        ]
+    return outcomes, keys_a, keys_b
 
 
 def compare_counts(
