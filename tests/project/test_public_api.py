@@ -29,6 +29,7 @@ PACKAGES = (
     "gradeloop.loop",
     "gradeloop.migration",
     "gradeloop.models",
+    "gradeloop.rewards",
     "gradeloop.testing",
     "gradeloop.tools",
 )
