@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import JudgeRequiredError
 from ..grading import Evaluation, Rubric
 from ..history import HistoryStore
 from ._rollouts import Rollout
@@ -57,6 +58,8 @@ class Rewarder:
                 "rubric must be a gradeloop Rubric (Rubric.load(path)), "
                 f"not {type(rubric).__name__}"
             )
+        if rubric.judge_criteria and judge is None:  # now, not at the first training step
+            raise JudgeRequiredError([c.key for c in rubric.judge_criteria])
         self.rubric = rubric
         self.shape: RewardShape = resolve_shape(rubric, shape, signed)
         self.scorer = RewardScorer(rubric, with_cache(judge, cache), concurrency)
