@@ -36,6 +36,7 @@ from . import (
     _compare,
     _grade,
     _history,
+    _import_graders,
     _label,
     _mcp,
     _optimize,
@@ -68,6 +69,7 @@ COMMANDS = (
     _align,
     _prefer,
     _propose,
+    _import_graders,
 )
 
 

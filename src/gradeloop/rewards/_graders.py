@@ -75,7 +75,7 @@ def translate(data: Any, source: str = "the graders") -> Translation:
     keys: set[str] = set()
     for g in graders:
         try:
-            _one(g, out, keys)
+            _one(g, out, keys, alone=len(graders) == 1)
         except _Refused as exc:
             refusals.append(str(exc))
     if refusals:
@@ -108,10 +108,10 @@ def _graders(data: Any, source: str) -> list[Mapping[str, Any]]:
     return list(data)
 
 
-def _one(g: Mapping[str, Any], out: Translation, keys: set[str]) -> None:
+def _one(g: Mapping[str, Any], out: Translation, keys: set[str], alone: bool) -> None:
     kind = g["type"]
     if kind == "multi":
-        _multi(g, out, keys)
+        _multi(g, out, keys, alone)
         return
     criterion, notes = _criterion(g, _key(g, keys))
     out.rubric["criteria"].append(criterion)
@@ -347,7 +347,7 @@ def _label_model(g: Mapping[str, Any], key: str) -> tuple[dict[str, Any], list[s
     return {"key": key, "description": description}, notes
 
 
-def _multi(g: Mapping[str, Any], out: Translation, keys: set[str]) -> None:
+def _multi(g: Mapping[str, Any], out: Translation, keys: set[str], alone: bool) -> None:
     graders = g.get("graders")
     if isinstance(graders, Mapping) and "type" in graders:
         graders = {str(graders.get("name") or "grader"): graders}  # the SDK's one-grader form
@@ -370,10 +370,17 @@ def _multi(g: Mapping[str, Any], out: Translation, keys: set[str]) -> None:
         out.key_notes[criterion["key"]] = notes
     out.notes.append(
         f"multi grader {_name(g)}: calculate_output {formula!r} is the weights; gradeloop's "
-        f"overall is their weighted mean on 0-10, so its score / 10 is the formula's value "
-        f"/ {scale:g}. gradeloop's gate also needs every key met"
+        "overall is the weighted mean of every key on 0-10"
+        + (f", so its score / 10 is the formula's value / {scale:g}" if alone else "")
+        + "; gradeloop's gate also needs every key met"
     )
-    _multi_pass(g, graders, scale, out)
+    if alone:
+        _multi_pass(g, graders, scale, out)
+    elif "pass_threshold" in g:
+        out.notes.append(
+            f"multi grader {_name(g)}: its pass_threshold has no pass_score equivalent beside "
+            "other graders: none set"
+        )
 
 
 def _multi_pass(
