@@ -6,13 +6,15 @@ Run: ``python benchmarks/bench_rewards.py [--rollouts 4096] [--jobs 256] [--late
 1. **Code keys only** (a format regex, a length bound, the reference answer contained:
    what RL rewards check by code), 4,096 distinct completions through
    :func:`gradeloop.rewards.trl_reward`, called as TRL calls it, pinned to one core;
-   then a step as GRPO makes it, 512 prompts x 8 generations of which a third repeat
+   then a step as GRPO makes it, 512 prompts x 8 generations of which a quarter repeat
    another of the same prompt (identical rollouts are graded once). Target: < 1 s.
 2. **With a judge key** at ``--latency`` seconds a request (the Messages-API emulator in
    its own process, as ``bench_scale.py`` runs it), ``--jobs`` requests in flight: the
    4,096 distinct completions as one batch (the TRL form) and as 4,096 single rollouts
    awaited at once (verl's streaming form). Ideal wall = ceil(rollouts / jobs) x
-   latency. Printed: rewards per second and wall / ideal (target <= 1.3 at 256 in flight).
+   latency. Printed: rewards per second, wall / ideal (target <= 1.3 at 256 in flight)
+   and this process's CPU a reward, beside plain ``grade_many`` on the same drafts (the
+   forms alternated, so a busy machine slows each alike).
 
 Every run's figure is printed and the row holds the best. Nothing here asserts on time.
 """
@@ -32,7 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gradeloop import AnthropicJudge, Rubric, make_client
+from gradeloop import AnthropicJudge, Rubric, grade_many, make_client
+from gradeloop.migration import DraftItem
 from gradeloop.rewards import trl_reward, verl_reward
 
 HERE = Path(__file__).resolve().parent
@@ -86,17 +89,19 @@ def code_only(rollouts: int, repeat: int) -> None:
     texts = [completion(i) for i in range(rollouts)]
     answers = [str(2 * i + 1) for i in range(rollouts)]
     prompts = [f"Add {i} and {i + 1}." for i in range(rollouts)]
-    grouped_texts = [completion(i // 8 * 8 + (i % 8) % 6) for i in range(rollouts)]
-    grouped_prompts = [f"Add {i // 8}." for i in range(rollouts)]
-    for label, p, t in (
-        ("distinct completions", prompts, texts),
-        ("512 prompts x 8, a third repeated", grouped_prompts, grouped_texts),
+    numbers = [i // 8 * 8 + (i % 8) % 6 for i in range(rollouts)]  # 2 of 8 repeat one
+    grouped_texts = [completion(n) for n in numbers]
+    grouped_prompts = [f"Add {i // 8 * 8} and {i // 8 * 8 + 1}." for i in range(rollouts)]
+    grouped_answers = [str(2 * n + 1) for n in numbers]
+    for label, p, t, a in (
+        ("distinct completions", prompts, texts, answers),
+        ("512 prompts x 8, a quarter repeated", grouped_prompts, grouped_texts, grouped_answers),
     ):
         runs = []
         for _ in range(repeat):
             reward = trl_reward(CODE)
             started = time.perf_counter()
-            out = reward(prompts=p, completions=t, **columns(rollouts, answers))
+            out = reward(prompts=p, completions=t, **columns(rollouts, a))
             runs.append(time.perf_counter() - started)
             assert len(out) == rollouts and all(r is not None for r in out)
         unique = reward.steps[-1].unique
@@ -138,27 +143,47 @@ def judged(rollouts: int, jobs: int, latency: float, repeat: int) -> None:
     answers = [str(2 * i + 1) for i in range(rollouts)]
     prompts = [f"Add {i} and {i + 1}." for i in range(rollouts)]
     try:
-        for form in ("batch (TRL)", "one by one (verl)"):
-            runs = []
-            for _ in range(repeat):
+        forms = ("grade_many (the baseline)", "batch (TRL)", "one by one (verl)")
+        runs: dict[str, list[float]] = {f: [] for f in forms}
+        cpu: dict[str, list[float]] = {f: [] for f in forms}
+        for _ in range(repeat):  # alternated, so a drift of the machine hits every form
+            for form in forms:
                 client = make_client(base_url=server.base_url)
                 judge = AnthropicJudge(client, model="claude-opus-5-5")
-                started = time.perf_counter()
-                if form.startswith("batch"):
-                    reward = trl_reward(JUDGED, judge=judge, concurrency=jobs)
-                    out = reward(prompts=prompts, completions=texts, **columns(rollouts, answers))
-                    assert reward.steps[-1].unanswered == 0
-                else:
-                    out = asyncio.run(_streamed(judge, jobs, texts, answers))
-                runs.append(time.perf_counter() - started)
+                started, cpu_started = time.perf_counter(), time.process_time()
+                out = _one_form(form, judge, jobs, prompts, texts, answers)
+                runs[form].append(time.perf_counter() - started)
+                cpu[form].append(time.process_time() - cpu_started)
                 assert len(out) == rollouts and all(r is not None for r in out)
+        for form in forms:
+            client_ms = min(cpu[form]) / rollouts * 1000
             best(
                 form,
-                runs,
-                lambda w: f", {rollouts / w:6.0f} rewards/s, wall/ideal {w / ideal:.2f}",
+                runs[form],
+                lambda w, c=client_ms: (
+                    f", {rollouts / w:5.0f} rewards/s, wall/ideal "
+                    f"{w / ideal:.2f}, client CPU {c:.2f} ms/reward"
+                ),
             )
     finally:
         server.close()
+
+
+def _one_form(
+    form: str, judge: Any, jobs: int, prompts: list[str], texts: list[str], answers: list[str]
+) -> list[Any]:
+    if form.startswith("grade_many"):
+        items = [
+            DraftItem(f"r{i}", p, t, metadata={"answer": a})
+            for i, (p, t, a) in enumerate(zip(prompts, texts, answers, strict=True))
+        ]
+        return [e.overall_score for e in grade_many(items, JUDGED, judge=judge, concurrency=jobs)]
+    if form.startswith("batch"):
+        reward = trl_reward(JUDGED, judge=judge, concurrency=jobs)
+        out = reward(prompts=prompts, completions=texts, **columns(len(texts), answers))
+        assert reward.steps[-1].unanswered == 0
+        return out
+    return asyncio.run(_streamed(judge, jobs, texts, answers))
 
 
 async def _streamed(judge: Any, jobs: int, texts: list[str], answers: list[str]) -> list[Any]:
@@ -171,7 +196,7 @@ async def _streamed(judge: Any, jobs: int, texts: list[str], answers: list[str])
             )
         )
     finally:
-        await judge.aclose()
+        await compute_score.__self__.aclose()
     return [r["score"] if r["judge_ok"] else None for r in results]
 
 

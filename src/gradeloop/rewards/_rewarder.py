@@ -86,6 +86,15 @@ class Rewarder:
         self._stream_audits: list[tuple[Rollout, Evaluation, Evaluation]] = []
         self._streamed = 0
 
+    async def aclose(self) -> None:
+        """Close the judges' async clients built for the running event loop (a batch
+        from sync code closes its own; the async forms leave them open for the next)."""
+        judges = [self.scorer.judge, self.watch.audit if self.watch is not None else None]
+        for judge in judges:
+            closer = getattr(judge, "aclose", None)
+            if closer is not None:
+                await closer()
+
     # -- rewards ----------------------------------------------------------------------
 
     def rewards(self, graded: Graded, key: str | None) -> list[float | None]:

@@ -31,6 +31,7 @@ from ..grading._drivers import blocking
 from ..grading._grade import failed_evaluation, start_plan
 from ..grading._shadow import judge_request
 from ..migration import DraftItem
+from ..models._aclient import connection_pool
 from ..models._pacing import Pacer, pacing
 from ._rollouts import Rollout, dedup_key
 
@@ -118,7 +119,8 @@ class RewardScorer:
     async def _graded(self, rollout: Rollout, state: _LoopState) -> Evaluation:
         async with state.slots:
             await self._pacer.wait()
-            with pacing(self._pacer), judge_calls() as calls:
+            # the judge's async client for this loop holds a connection per grading in flight
+            with pacing(self._pacer), connection_pool(self.concurrency), judge_calls() as calls:
                 plan = start_plan(
                     rollout.draft,
                     self.rubric,

@@ -129,6 +129,11 @@ class TRLReward:
         """The reward-hacking watch (:class:`RewardWatch`), or None without ``audit``."""
         return self.rewarder.watch
 
+    async def aclose(self) -> None:
+        """Close the judges' async clients of the running event loop (the async form's
+        are kept open between steps, on TRL's loop)."""
+        await self.rewarder.aclose()
+
     def __repr__(self) -> str:
         return f"<gradeloop reward {self.__name__!r}: {self.rewarder.shape.shape}>"
 

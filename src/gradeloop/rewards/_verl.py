@@ -129,6 +129,11 @@ class VerlReward:
         """The reward-hacking watch, or None without ``audit``."""
         return self.rewarder.watch
 
+    async def aclose(self) -> None:
+        """Close the judges' async clients of the running event loop (at the end of a
+        run that awaited ``compute_score`` on a loop of its own)."""
+        await self.rewarder.aclose()
+
     def flush(self) -> Any:
         """Record the audited rollouts not yet counted in a step (see :class:`RewardWatch`)."""
         return self.rewarder.flush()
