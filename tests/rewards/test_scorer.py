@@ -12,7 +12,7 @@ from gradeloop import Criterion, Verdict
 from gradeloop.errors import JudgeError
 from gradeloop.rewards import Rollout, verl_reward
 from gradeloop.rewards._scorer import RewardScorer
-from tests.rewards.fakes import RUBRIC
+from tests.rewards.fakes import RUBRIC, WordJudge
 
 
 class SlowJudge:
@@ -77,10 +77,20 @@ def test_a_judge_failure_is_the_rollouts_failed_evaluation() -> None:
     assert ok.judge_error is None and ok.accepted
 
 
-def test_the_blocking_form_runs_its_own_loop_each_call() -> None:
-    compute_score = verl_reward(RUBRIC, judge=SlowJudge(0))
+class SyncOnly(WordJudge):
+    """A judge whose async side must not be used."""
+
+    async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Verdict:
+        raise AssertionError("the blocking form asks the judge's sync side")
+
+
+def test_the_blocking_form_grades_on_the_judges_sync_side() -> None:
+    judge = SyncOnly()
+    compute_score = verl_reward(RUBRIC, judge=judge)
     assert compute_score("src", "hello", "", {})["score"] == 1.0
-    assert compute_score("src", "please fail", "", {})["judge_ok"] == 0.0
+    failed = compute_score("src", "please fail", "", {})
+    assert failed["judge_ok"] == 0.0 and failed["short"] == 1.0 and "api_error" in failed["error"]
+    assert judge.drafts == ["hello", "please fail"]
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True])

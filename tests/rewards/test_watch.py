@@ -178,3 +178,11 @@ def test_streamed_rollouts_are_audited_in_steps() -> None:
 def test_bad_watch_settings_name_the_argument(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         trl_reward(RUBRIC, judge=WordJudge(), **kwargs)
+
+
+def test_auditing_a_rubric_without_judge_keys_is_refused() -> None:
+    from tests.rewards.fakes import CODE_ONLY
+
+    with pytest.raises(ValueError, match="this rubric has none"):
+        trl_reward(CODE_ONLY, audit=WordJudge(), audit_fraction=0.5)
+    assert trl_reward(CODE_ONLY)(prompts=["p"], completions=["hello"]) == [1.0]  # the twin

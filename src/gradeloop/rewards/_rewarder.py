@@ -65,6 +65,11 @@ class Rewarder:
         self.scorer = RewardScorer(rubric, with_cache(judge, cache), concurrency)
         self.watch: RewardWatch | None = None
         self.auditor: RewardScorer | None = None
+        if audit is not None and not rubric.judge_keys:
+            raise ValueError(
+                "audit= compares judges on the rubric's judge keys, and this rubric has none "
+                "(code keys cannot be flattered); leave audit out"
+            )
         if audit is not None:
             self.watch = RewardWatch(
                 audit,
@@ -119,7 +124,8 @@ class Rewarder:
                 if audited:
                     judges = [self.scorer.judge, self.watch.audit if self.watch else None]
                     train, audit = run_closing(
-                        lambda: self._both(rollouts, audited), [j for j in judges if j]
+                        lambda: self._both(rollouts, audited),
+                        [j for j in judges if j is not None],
                     )
                 else:
                     train, audit = self.scorer.batch(rollouts), []
@@ -202,19 +208,22 @@ class Rewarder:
 
     async def aone(self, rollout: Rollout) -> Evaluation:
         """One rollout graded as it finishes (and audited when the watch draws it)."""
-        draw = self._draw()
-        if not draw or self.auditor is None:
+        if self.auditor is None or not self._draw():
             return await self.scorer.aone(rollout)
+        return await self._audited_pair(rollout)
+
+    def one(self, rollout: Rollout) -> Evaluation:
+        """:meth:`aone`, blocking (on the judge's sync client unless this one is audited)."""
+        if self.auditor is None or not self._draw():
+            return self.scorer.one(rollout)
+        judges = [j for j in (self.scorer.judge, self.auditor.judge) if j is not None]
+        return run_closing(lambda: self._audited_pair(rollout), judges)
+
+    async def _audited_pair(self, rollout: Rollout) -> Evaluation:
+        assert self.auditor is not None
         train, audit = await asyncio.gather(self.scorer.aone(rollout), self.auditor.aone(rollout))
         self._audited(rollout, train, audit)
         return train
-
-    def one(self, rollout: Rollout) -> Evaluation:
-        """:meth:`aone`, blocking."""
-        if self.auditor is None and not self.scorer.asks_judge:
-            return self.scorer.one(rollout)
-        judges = [self.scorer.judge] + ([self.watch.audit] if self.watch is not None else [])
-        return run_closing(lambda: self.aone(rollout), [j for j in judges if j is not None])
 
     def _draw(self) -> bool:
         """Whether the next streamed rollout is audited (seeded, ``fraction`` of them)."""

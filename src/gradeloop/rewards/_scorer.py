@@ -24,11 +24,11 @@ from typing import Any, TypeVar
 
 from ..bulk import agrade_many, grade_many
 from ..errors import JudgeError
-from ..grading import Evaluation, Rubric
+from ..grading import Evaluation, Rubric, grade
 from ..grading._agrade import check_and_ask, finish_async
 from ..grading._calls import judge_calls
 from ..grading._drivers import blocking
-from ..grading._grade import failed_evaluation, start_plan
+from ..grading._grade import failed_evaluation, run_checks, start_plan
 from ..grading._shadow import judge_request
 from ..migration import DraftItem
 from ..models._aclient import connection_pool
@@ -111,26 +111,42 @@ class RewardScorer:
                 state.running.pop(key, None)
 
     def one(self, rollout: Rollout) -> Evaluation:
-        """One rollout's evaluation, blocking."""
-        if not self.asks_judge:
-            return self.batch([rollout])[0]
-        return run_closing(lambda: self.aone(rollout), [self.judge])
+        """One rollout's evaluation, blocking: :func:`~gradeloop.grade` on the judge's
+        sync client (its connections kept between calls), in the caller's thread; a
+        judge failure is the rollout's failed evaluation, as in a batch."""
+        with pacing(self._pacer), judge_calls() as calls:
+            try:
+                return grade(
+                    rollout.draft,
+                    self.rubric,
+                    task=rollout.task,
+                    judge=self.judge,
+                    reference=rollout.reference,
+                    metadata=rollout.metadata,
+                )
+            except JudgeError as exc:
+                failure = f"{exc.reason}: {exc}"
+        plan = run_checks(self._plan(rollout))  # the code keys still count
+        return failed_evaluation(plan, failure, tuple(calls))
+
+    def _plan(self, rollout: Rollout) -> Any:
+        return start_plan(
+            rollout.draft,
+            self.rubric,
+            task=rollout.task,
+            judge=self.judge,
+            skip_judge=False,
+            registry=None,
+            reference=rollout.reference,
+            metadata=rollout.metadata,
+        )
 
     async def _graded(self, rollout: Rollout, state: _LoopState) -> Evaluation:
         async with state.slots:
             await self._pacer.wait()
             # the judge's async client for this loop holds a connection per grading in flight
             with pacing(self._pacer), connection_pool(self.concurrency), judge_calls() as calls:
-                plan = start_plan(
-                    rollout.draft,
-                    self.rubric,
-                    task=rollout.task,
-                    judge=self.judge,
-                    skip_judge=False,
-                    registry=None,
-                    reference=rollout.reference,
-                    metadata=rollout.metadata,
-                )
+                plan = self._plan(rollout)
                 try:
                     answer = await check_and_ask(plan, self.judge)
                 except JudgeError as exc:  # as in a batch: the failure is this rollout's
