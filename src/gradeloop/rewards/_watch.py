@@ -51,7 +51,8 @@ class WatchStep:
     give (over rollouts both answered); ``gap`` is their difference (training minus
     audit); ``agreement`` holds, per judge key, the share of audited rollouts where both
     judges reached the same met / not met (None: no rollout both answered); ``trend`` is
-    the gap's slope per step over the last ``window`` steps (None before two);
+    the gap's least-squares slope per audited step over the last ``window`` of them
+    (None before two);
     ``widening`` is the warning; ``run_id`` the grading run that holds the audited
     rollouts (None without a store).
     """
