@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import get_args
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gradeloop import Rubric, grade
 from gradeloop.errors import RubricError
@@ -112,3 +114,33 @@ def test_a_bad_shape_in_the_call_names_the_argument() -> None:
         trl_reward(RUBRIC, judge=WordJudge(), shape="accuracy")
     with pytest.raises(ValueError, match="signed must be True or False"):
         trl_reward(RUBRIC, judge=WordJudge(), signed="yes")  # type: ignore[arg-type]
+
+
+@given(
+    st.lists(st.sampled_from(["alpha", "beta", "gamma", "x"]), max_size=6),
+    st.lists(st.floats(0, 5), min_size=3, max_size=3).filter(lambda w: sum(w) > 0),
+    st.booleans(),
+)
+def test_every_shape_stays_in_its_range(
+    words: list[str], weights: list[float], signed: bool
+) -> None:
+    rubric = Rubric.from_dict(
+        {
+            "criteria": [
+                {
+                    "key": k,
+                    "description": k,
+                    "checker": "contains",
+                    "options": {"values": [k]},
+                    "weight": w,
+                }  # fmt: skip
+                for k, w in zip(("alpha", "beta", "gamma"), weights, strict=True)
+            ]
+        }
+    )
+    ev = grade(" ".join(words), rubric)
+    low = -1.0 if signed else 0.0
+    score, gate, both = (RewardShape(s, signed).of(ev) for s in ("score", "gate", "gate_score"))
+    assert score is not None and gate is not None and both is not None
+    assert low <= score <= 1.0 and gate in (low, 1.0)
+    assert both == (score if ev.accepted else low)
