@@ -133,7 +133,7 @@ def test_every_shape_stays_in_its_range(
                     "checker": "contains",
                     "options": {"values": [k]},
                     "weight": w,
-                }  # fmt: skip
+                }
                 for k, w in zip(("alpha", "beta", "gamma"), weights, strict=True)
             ]
         }
