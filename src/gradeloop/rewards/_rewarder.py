@@ -65,11 +65,7 @@ class Rewarder:
         self.scorer = RewardScorer(rubric, with_cache(judge, cache), concurrency)
         self.watch: RewardWatch | None = None
         self.auditor: RewardScorer | None = None
-        if audit is not None and not rubric.judge_keys:
-            raise ValueError(
-                "audit= compares judges on the rubric's judge keys, and this rubric has none "
-                "(code keys cannot be flattered); leave audit out"
-            )
+        _check_audit(rubric, audit, audit_fraction)
         if audit is not None:
             self.watch = RewardWatch(
                 audit,
@@ -82,8 +78,6 @@ class Rewarder:
                 name=name,
             )
             self.auditor = RewardScorer(rubric, audit, concurrency)
-        elif audit_fraction:
-            raise ValueError("audit_fraction needs an audit judge: audit=AnthropicJudge(...)")
         self.steps: list[RewardStep] = []
         self._lock = threading.Lock()
         self._last: tuple[Any, Any, int, Graded] | None = None
@@ -263,6 +257,16 @@ class Rewarder:
 
 #: Streamed rollouts (verl) are audited one by one; every this many audited ones are a step.
 STREAM_STEP = 32
+
+
+def _check_audit(rubric: Rubric, audit: Any, fraction: float) -> None:
+    if audit is None and fraction:
+        raise ValueError("audit_fraction needs an audit judge: audit=AnthropicJudge(...)")
+    if audit is not None and not rubric.judge_keys:
+        raise ValueError(
+            "audit= compares judges on the rubric's judge keys, and this rubric has none "
+            "(code keys cannot be flattered); leave audit out"
+        )
 
 
 def _same(

@@ -44,7 +44,8 @@ class RewardShape:
         else:
             if evaluation.overall_score is None:  # keys left unchecked: no real figure
                 return None
-            value = evaluation.overall_score / 10
+            # a weighted mean of 10s can come out at 10.000000000000002: keep to [0, 1]
+            value = min(1.0, max(0.0, evaluation.overall_score / 10))
             if self.shape == "gate_score" and not evaluation.accepted:
                 value = 0.0
         return self.signed_value(value)
@@ -89,4 +90,4 @@ def key_reward(evaluation: Evaluation, key: str, shape: RewardShape) -> float | 
         return None
     if not result.checked:
         return None
-    return shape.signed_value(result.score / 10)
+    return shape.signed_value(min(1.0, max(0.0, result.score / 10)))

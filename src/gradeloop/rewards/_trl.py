@@ -75,10 +75,8 @@ def trl_reward(
         store=store,
         name=name,
     )
-    label = name or "gradeloop"
-    if asynchronous:
-        return AsyncTRLReward(rewarder, None, label)
-    return TRLReward(rewarder, None, label)
+    kind = AsyncTRLReward if asynchronous else TRLReward
+    return kind(rewarder, None, name or "gradeloop")
 
 
 class TRLReward:
