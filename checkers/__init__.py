@@ -12,11 +12,11 @@ from typing import Any
 
 from gradeloop import hookimpl
 
-from . import code_runs, json_checks, sentence_len, text, trajectory
+from . import code_runs, json_checks, sentence_len, similarity, text, trajectory
 
 
 @hookimpl
 def register_checkers(register: Callable[..., Any]) -> None:
-    for module in (code_runs, sentence_len, text, json_checks, trajectory):
+    for module in (code_runs, sentence_len, text, json_checks, trajectory, similarity):
         for name, fn in module.CHECKERS.items():
             register(name, fn)

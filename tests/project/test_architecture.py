@@ -27,6 +27,7 @@ LAYERS = (
     ("gradeloop.history",),
     (
         "gradeloop.migration",
+        "gradeloop.rewards",
         "gradeloop.bulk.batches",
         "gradeloop.history.report",
         "gradeloop.tools",
@@ -43,6 +44,7 @@ CHECKER_LAYERS = (
         "gradeloop_checkers.text",
         "gradeloop_checkers.json_checks",
         "gradeloop_checkers.trajectory",
+        "gradeloop_checkers.similarity",
     ),
 )
 

@@ -30,6 +30,7 @@ PACKAGES = (
     "gradeloop.migration",
     "gradeloop.models",
     "gradeloop.stats",
+    "gradeloop.rewards",
     "gradeloop.testing",
     "gradeloop.tools",
 )

@@ -38,6 +38,7 @@ from . import (
     _gate,
     _grade,
     _history,
+    _import_graders,
     _label,
     _mcp,
     _optimize,
@@ -76,6 +77,7 @@ COMMANDS = (
     _gate,
     _compare_runs,
     _power,
+    _import_graders,
 )
 
 

@@ -18,8 +18,9 @@ def add_parser(sub: Any) -> None:
         description="Write one self-contained HTML file (inline CSS and SVG, no script, no "
         "network) showing each loop: task, settings, stop reason, the score trajectory, "
         "the keys round by round, the judge's reasoning and issues, and the changes "
-        "between drafts; and each grading run's drafts by key. With no ID, the most "
-        "recent loops and grading runs. Exit 0, or 2 for bad input.",
+        "between drafts; each grading run's drafts by key; and each reward watch "
+        "(gradeloop.rewards' audit) charted over its steps. With no ID, the most recent "
+        "loops, grading runs and watches. Exit 0, or 2 for bad input.",
     )
     p.add_argument(
         "ids",

@@ -26,6 +26,7 @@ from ._rubric_fields import (
     checker_timeout_problem,
     generator_max_tokens,
     judging_fields,
+    reward_table,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ _TOP_LEVEL = {
     "judge_models",
     "jury",
     "generator",
+    "reward",
 }
 
 #: Seconds a checker may run on one draft before its key is an error (0: no limit).
@@ -82,6 +84,7 @@ class Rubric(Sequence[Criterion]):
         judge_models: Sequence[str] = (),
         jury: Mapping[str, Any] | None = None,
         generator_max_tokens: int | None = None,
+        reward: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else None
         problem = checker_timeout_problem(checker_timeout)
@@ -92,6 +95,9 @@ class Rubric(Sequence[Criterion]):
         #: ``[generator] max_tokens``: the ceiling of the loop's drafts (None: the
         #: generator's own default); ``--max-tokens`` overrides it.
         self.generator_max_tokens = generator_max_tokens
+        #: ``[reward]``: the reward shape (and ``signed``) gradeloop.rewards uses when
+        #: its call names none (``{}``: the defaults)
+        self.reward = reward_table({"reward": reward}, self.path)
         self.plugins = tuple(plugins)  # already loaded (from_dict does it), kept for to_dict
         # the judges the CLI builds when no --judge-model is given (several: a jury)
         self.judge_models, self.jury = judging_fields(judge_models, jury, self.path)
@@ -195,6 +201,7 @@ class Rubric(Sequence[Criterion]):
             judge_models=data.get("judge_models", ()),
             jury=data.get("jury"),
             generator_max_tokens=generator_max_tokens(data, path),
+            reward=reward_table(data, path),
         )
 
     @classmethod
@@ -260,6 +267,8 @@ class Rubric(Sequence[Criterion]):
             out["jury"] = dict(self.jury)
         if self.generator_max_tokens is not None:
             out["generator"] = {"max_tokens": self.generator_max_tokens}
+        if self.reward:
+            out["reward"] = dict(self.reward)
         return out
 
     # -- access ---------------------------------------------------------------------

@@ -23,10 +23,14 @@ __all__ = [
     "checker_timeout_problem",
     "generator_max_tokens",
     "judging_fields",
+    "reward_table",
     "rubric_folder",
 ]
 
 _GENERATOR_FIELDS = {"max_tokens"}
+#: ``[reward]`` shapes: the weighted overall / 10, the gate as 1 / 0, the gate times the score
+REWARD_SHAPES = ("score", "gate", "gate_score")
+_REWARD_FIELDS = {"shape", "signed"}
 
 
 def checker_timeout_problem(value: object) -> str | None:
@@ -38,6 +42,33 @@ def checker_timeout_problem(value: object) -> str | None:
             f"checker_timeout must be a finite number of seconds >= 0 (0: no limit), not {value!r}"
         )
     return None
+
+
+def reward_table(data: Mapping[str, Any], path: str | Path | None) -> dict[str, Any]:
+    """``[reward] shape = "gate_score"  signed = true``: how :mod:`gradeloop.rewards`
+    turns a grade into a reward when the call does not say (checked here, so a typo
+    fails when the rubric loads, not at the first training step)."""
+    table = data.get("reward")
+    if table is None:
+        return {}
+    if not isinstance(table, Mapping):
+        raise RubricError("'reward' is a table: [reward] shape = \"gate_score\"", path=path)
+    unknown = set(table) - _REWARD_FIELDS
+    if unknown:
+        field = sorted(unknown)[0]
+        raise RubricError(unknown_field(field, _REWARD_FIELDS, "reward"), path=path)
+    shape = table.get("shape", "score")
+    if shape not in REWARD_SHAPES:
+        raise RubricError(
+            f"reward.shape must be one of {', '.join(REWARD_SHAPES)}, not {shape!r}", path=path
+        )
+    signed = table.get("signed", False)
+    if not isinstance(signed, bool):
+        raise RubricError(
+            f"reward.signed is true (rewards in [-1, 1]) or false ([0, 1]), not {signed!r}",
+            path=path,
+        )
+    return {k: table[k] for k in ("shape", "signed") if k in table}
 
 
 def generator_max_tokens(data: Mapping[str, Any], path: str | Path | None) -> int | None:

@@ -217,14 +217,14 @@ class ReadOnlyHistory(Closing):
 
     # -- grading runs ---------------------------------------------------------------
 
-    def runs(self, limit: int = 200) -> list[RunRow]:
-        """Grading runs, newest first."""
+    def runs(self, limit: int = 200, *, leave_out: str | None = None) -> list[RunRow]:
+        """Grading runs, newest first (those of origin ``leave_out`` left out)."""
         if "grading_runs" not in self._tables:
             return []
         rows = self._rows(
             "SELECT run_id, started_at, origin, rubric_name, rubric_json, drafts, accepted"
-            " FROM grading_runs ORDER BY started_at DESC, rowid DESC LIMIT ?",
-            (max(1, limit),),
+            " FROM grading_runs WHERE origin != ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+            (leave_out or "", max(1, limit)),
         )
         out = []
         for r in rows:
@@ -240,6 +240,25 @@ class ReadOnlyHistory(Closing):
                 )
             )
         return out
+
+    def watches(self, origin: str, limit: int = 20) -> dict[str, list[dict[str, Any]]]:
+        """The reward watches recorded as grading runs of ``origin``: per watch name (the
+        ``limit`` most recent watches), each step's figures, oldest first."""
+        if "grading_runs" not in self._tables:
+            return {}
+        rows = self._rows(
+            "SELECT run_id, config_json FROM grading_runs WHERE origin = ?"
+            " ORDER BY started_at, rowid",
+            (origin,),
+        )
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            figures = json.loads(r["config_json"]).get("reward_watch")
+            if isinstance(figures, dict):
+                name = str(figures.get("watch") or "reward")
+                out.setdefault(name, []).append({**figures, "run_id": str(r["run_id"])})
+        newest = list(out)[-limit:]
+        return {name: out[name] for name in newest}
 
     def run(self, run_id: str) -> dict[str, Any]:
         """One grading run with its drafts' records, in order."""

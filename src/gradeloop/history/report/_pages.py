@@ -14,6 +14,7 @@ from ._grading import run_section
 from ._html import Safe, el, join, page, when
 from ._loop import loop_section, loop_status, plot_for
 from ._regrade import fingerprint_notes, regrade_section, regraded_by
+from ._watch import AUDIT_ORIGIN, watch_section
 
 __all__ = ["compare_page", "index_page", "item_page", "query_filters", "report_document"]
 
@@ -113,12 +114,15 @@ def _run_rows(runs: Sequence[RunRow], link: str) -> Safe:
 def report_document(db: ReadOnlyHistory, ids: Sequence[str], limit: int = 20) -> str:
     """The self-contained report of ``ids`` (loop or grading-run ids or prefixes);
     with none, the ``limit`` most recent loops and grading runs."""
+    watches: dict[str, list[dict[str, Any]]] = {}
     if ids:
         resolved = [db.resolve(i) for i in ids]
         resolved = list(dict.fromkeys(resolved))  # a loop named twice is shown once
     else:
         resolved = [("loop", r.loop_id) for r in db.loops(limit=limit)]
-        resolved += [("run", r.run_id) for r in db.runs(limit=limit)]
+        # a reward watch's steps are charted, not listed run by run
+        resolved += [("run", r.run_id) for r in db.runs(limit=limit, leave_out=AUDIT_ORIGIN)]
+        watches = db.watches(AUDIT_ORIGIN, limit=limit)
     loops = [db.loop(i) for kind, i in resolved if kind == "loop"]
     runs = [db.run(i) for kind, i in resolved if kind == "run"]
     listed = [
@@ -150,11 +154,12 @@ def report_document(db: ReadOnlyHistory, ids: Sequence[str], limit: int = 20) ->
         for d in runs
     ]
     body = [el("h1", "gradeloop report"), el("p", f"from {db.path.name}", class_="muted")]
+    body += [watch_section(name, steps) for name, steps in watches.items()]
     if loops:
         body += [el("h2", "loops", id="loops"), _loop_rows(listed, "anchor")]
     if runs:
         body += [el("h2", "grading runs", id="runs"), _run_rows(run_rows, "anchor")]
-    if not loops and not runs:
+    if not loops and not runs and not watches:
         body.append(
             el("p", "the history holds no loops and no grading runs yet", class_="muted empty")
         )
