@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._blocks import Parts, read_content
+from ._blocks import read_content
 from ._chat import function_call, invocations, merge_calls, openai_calls, tool_message
 from ._langchain import langchain_form, read_langchain
 from ._responses import (
@@ -47,8 +47,10 @@ _RESULT_ROLES = frozenset(("tool", "function"))
 #: The call-like keys of a chat message that are read (all others are refused), and
 #: the usual keys, which need no look (a message's keys are looked at on every read).
 _PLAIN_KEYS = frozenset(
-    ("tool_calls", "tool_call_id", "function_call", "toolInvocations")
-    + ("role", "content", "name", "id", "type", "parts", "refusal", "audio", "annotations")
+    (
+        *("tool_calls", "tool_call_id", "function_call", "toolInvocations"),
+        *("role", "content", "name", "id", "type", "parts", "refusal", "audio", "annotations"),
+    )
 )
 
 
