@@ -7,9 +7,10 @@ up with ``getattr`` (warnings silenced, so a deprecated name a module's
 ``__getattr__`` still serves counts as present, as it does for the code a reader
 runs). Disagreements are printed by version; ``--record FILE`` writes the
 interpreters' answers (``tests/data/stdlib_presence.json``, which
-``tests/checkers/test_code_runs_tables.py`` checks the shipped tables against).
-The answers are lists of 0/1 for 3.8-3.13. ``--also DIR`` adds the entries of another copy of the tables (an older one), so
-entries that a fix removed are still asked about.
+``tests/checkers/test_code_runs_tables.py`` checks the shipped tables against);
+the answers are lists of 0/1 for 3.8-3.13. ``--also DIR`` adds the entries of
+another copy of the tables (an older one), so entries that a fix removed are still
+asked about.
 
     P=$(pyenv root)/versions
     python check_presence.py --python 3.8=$P/3.8.18/bin/python ... \\
@@ -127,7 +128,7 @@ def main() -> None:
         record["modules" if not path else "names"][key] = truth
         span = mtable.get(module) if not path else ntable.get((module, path))
         said = [True] * len(truth) if span is None else [span.has(m) for m in INTROSPECTED]
-        for m, t, s in zip(INTROSPECTED, truth, said):
+        for m, t, s in zip(INTROSPECTED, truth, said, strict=True):
             if t != s:
                 wrong += 1
                 print(f"3.{m} {key}: interpreter {'has' if t else 'lacks'} it, table says "
