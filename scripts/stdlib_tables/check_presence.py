@@ -131,10 +131,14 @@ def main() -> None:
         for m, t, s in zip(INTROSPECTED, truth, said, strict=True):
             if t != s:
                 wrong += 1
-                print(f"3.{m} {key}: interpreter {'has' if t else 'lacks'} it, table says "
-                      f"{'present' if s else 'absent'}")
-    print(f"{len(queries)} entries x {len(pythons)} interpreters, {wrong} disagreements",
-          file=sys.stderr)
+                print(
+                    f"3.{m} {key}: interpreter {'has' if t else 'lacks'} it, table says "
+                    f"{'present' if s else 'absent'}"
+                )
+    print(
+        f"{len(queries)} entries x {len(pythons)} interpreters, {wrong} disagreements",
+        file=sys.stderr,
+    )
     if args.record:
         args.record.write_text(_compact({"interpreters": versions, **record}))
 
