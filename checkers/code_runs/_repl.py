@@ -20,10 +20,18 @@ from __future__ import annotations
 
 
 def is_transcript(source: str) -> bool:
-    """Whether a block reads as a session: its first non-blank line starts with ``>>>``."""
+    """Whether a block reads as a session at first sight: its first non-blank line
+    starts with ``>>>``. (A block that does not parse as a script and has a prompt
+    further down is read as a session too: :func:`has_prompt`.)"""
     # lstrip() returns the block itself when it starts with no blank (no copy), and a
     # prompt is the first thing to look at: cheaper than searching the block for '>>>'.
     return source.lstrip().startswith(">>>")
+
+
+def has_prompt(source: str) -> bool:
+    """Whether some line of the block starts with a ``>>>`` prompt (after blanks):
+    asked only of a block that does not parse as a script."""
+    return any(line.lstrip(" \t").startswith(">>>") for line in source.split("\n"))
 
 
 def typed_code(source: str) -> str:
