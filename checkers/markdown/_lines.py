@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import fences, scan, split_lines
-
 from ._inline import blank_inline_code
 from ._model import Fence
 
