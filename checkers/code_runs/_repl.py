@@ -9,7 +9,9 @@ Documentation often shows a session::
 The ``>>>`` and ``...`` lines are code; the rest is what Python printed. The
 format is :mod:`doctest`'s: a ``>>>`` prompt (then a blank, or the end of the
 line) starts a statement, ``...`` lines right after it continue it, and any other
-line is output, up to the next prompt. Each typed line keeps its own line of the
+line is output, up to the next prompt. One leniency, for how documentation shows
+a long call: while a statement leaves a bracket open, the lines after it continue
+it without ``...`` prompts (``>>> f(`` then ``    x,`` then ``)``). Each typed line keeps its own line of the
 block, so that a problem is reported on the draft line where it was typed; output
 lines become blank. One pass over the lines, no regular expression (doctest's own
 parser, which builds an object per example, is several times slower on long
@@ -43,6 +45,7 @@ def typed_code(source: str) -> str:
     lines = source.split("\n")
     typed = [""] * len(lines)
     continuing = False
+    depth = 0  # brackets the typed statement left open
     for number, line in enumerate(lines):
         text = line.lstrip(" \t")
         prompt = text[:3]
@@ -54,7 +57,33 @@ def typed_code(source: str) -> str:
                     continue
                 raise ValueError(f"line {number + 1} lacks a blank after >>>: {line[:60]!r}")
             typed[number] = rest[1:]
+            depth = (depth if prompt == "..." else 0) + _depth(rest)
             continuing = True
+        elif continuing and depth > 0 and text:
+            # a bracket left open, and the next lines written without '...' prompts
+            # (a common way to show a long call): they finish the statement
+            typed[number] = line
+            depth += _depth(line)
         else:
             continuing = False
+            depth = 0
     return "\n".join(typed)
+
+
+def _depth(line: str) -> int:
+    """Brackets ``line`` opens minus those it closes, outside its strings and comment."""
+    depth = 0
+    quote = ""
+    for ch in line:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+    return depth

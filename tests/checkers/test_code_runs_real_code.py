@@ -154,3 +154,22 @@ def test_an_encoding_python_does_not_know_fails(code: str) -> None:
 )
 def test_an_encoding_python_knows_or_does_not_read_passes(code: str) -> None:
     assert check(code) == (True, [])
+
+
+# orjson's README (orjson 3.13.0's METADATA, Apache-2.0 OR MIT): a long call shown
+# with its continuation lines written without '...' prompts
+ORJSON = """>>> import orjson
+>>> orjson.dumps({"a": "b", "c": {"d": True}, "e": [1, 2]})
+b'{"a":"b","c":{"d":true},"e":[1,2]}'
+>>> orjson.dumps(
+    {"a": "b", "c": {"d": True}, "e": [1, 2]},
+    option=orjson.OPT_INDENT_2
+)
+b'{\\n  "a": "b",\\n  "c": {\\n    "d": true\\n  },\\n  "e": [\\n    1,\\n    2\\n  ]\\n}'"""
+
+
+def test_a_sessions_open_bracket_continues_on_lines_without_prompts() -> None:
+    assert check(ORJSON, allow=("orjson",)) == (True, [])
+    # the same lines with the call's closing bracket lost still fail
+    broken = ORJSON.replace("    option=orjson.OPT_INDENT_2\n)", "    option=orjson.OPT_INDENT_2")
+    assert not check(broken, allow=("orjson",))[0]
