@@ -11,11 +11,11 @@ format is :mod:`doctest`'s: a ``>>>`` prompt (then a blank, or the end of the
 line) starts a statement, ``...`` lines right after it continue it, and any other
 line is output, up to the next prompt. One leniency, for how documentation shows
 a long call: while a statement leaves a bracket open, the lines after it continue
-it without ``...`` prompts (``>>> f(`` then ``    x,`` then ``)``). Each typed line keeps its own line of the
-block, so that a problem is reported on the draft line where it was typed; output
-lines become blank. One pass over the lines, no regular expression (doctest's own
-parser, which builds an object per example, is several times slower on long
-transcripts).
+it without ``...`` prompts (``>>> f(`` then ``    x,`` then ``)``). Each typed line
+keeps its own line of the block, so that a problem is reported on the draft line
+where it was typed; output lines become blank. One pass over the lines, no regular
+expression (doctest's own parser, which builds an object per example, is several
+times slower on long transcripts).
 """
 
 from __future__ import annotations
