@@ -54,7 +54,7 @@ from pydantic import AfterValidator, Field
 from gradeloop import CheckResult
 
 from ..markdown import Fence, fences
-from . import _compile, _repl
+from . import _compile, _repl, _source
 from ._imports import import_problem
 from ._scan import Scan
 from ._source import BlockText
@@ -64,6 +64,8 @@ PythonVersion = Literal["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]
 """A target version the standard-library tables describe."""
 
 PYTHON_LANGUAGES = frozenset({"python", "py", "python3", "py3"})
+#: Interactive sessions (Pygments' names for them): their typed lines are checked.
+SESSION_LANGUAGES = frozenset({"pycon", "python-console"})
 MAX_ISSUES = 20
 #: The longest block checked by default (characters). Python's own parser needs
 #: about 400 MB and more than a second per megabyte of short lines, and a tree is
@@ -94,6 +96,7 @@ def code_runs(
     require_code: bool = False,
     unlabeled: bool = False,
     max_block_chars: Annotated[int, Field(ge=1)] = MAX_BLOCK_CHARS,
+    top_level_await: bool = False,
 ) -> CheckResult:
     """Every Python code block parses for ``python`` and imports only its standard library.
 
@@ -102,9 +105,14 @@ def code_runs(
     ``requests.adapters``). ``require_code`` fails a draft with no Python block;
     ``unlabeled`` also checks fences that name no language. A block longer than
     ``max_block_chars`` characters fails without being parsed.
+    ``top_level_await`` accepts ``await`` (and ``async for`` / ``async with``)
+    outside a function, as a notebook cell or the asyncio REPL
+    (``python -m asyncio``) runs it.
     """
     try:
-        return _check(text, python, allow, require_code, unlabeled, max_block_chars)
+        return _check(
+            text, python, allow, require_code, unlabeled, max_block_chars, top_level_await
+        )
     except Exception as exc:  # the last line of defence: a checker never raises
         return CheckResult(
             passed=False,
@@ -122,6 +130,7 @@ def _check(
     require_code: bool,
     unlabeled: bool,
     max_block_chars: int = MAX_BLOCK_CHARS,
+    top_level_await: bool = False,
 ) -> CheckResult:
     minor = parse_version(python) if isinstance(python, str) else None
     if minor is None:
@@ -133,7 +142,11 @@ def _check(
         return CheckResult(False, [f"expected the draft as text, got {type(text).__name__}"])
     allowed = _allowed(allow)
     blocks = [
-        f for f in fences(text) if f.language in PYTHON_LANGUAGES or (unlabeled and not f.language)
+        f
+        for f in fences(text)
+        if f.language in PYTHON_LANGUAGES
+        or f.language in SESSION_LANGUAGES
+        or (unlabeled and not f.language)
     ]
     if not blocks:
         if require_code:
@@ -155,7 +168,9 @@ def _check(
             if len(block.source) > max_block_chars:
                 issues.append(_too_long(number, block, max_block_chars))
                 continue
-            issues.extend(check_block(number, block, minor, allowed))
+            issues.extend(
+                check_block(number, block, minor, allowed, top_level_await=top_level_await)
+            )
     if len(issues) > MAX_ISSUES:
         rest = len(issues) - (MAX_ISSUES - 1)
         issues = [*issues[: MAX_ISSUES - 1], f"... and {rest} more problems like these"]
@@ -180,7 +195,13 @@ def _allowed(allow: object) -> tuple[str, ...]:
 
 
 def check_block(
-    number: int, block: Fence, minor: int, allow: tuple[str, ...], *, deep: bool | None = None
+    number: int,
+    block: Fence,
+    minor: int,
+    allow: tuple[str, ...],
+    *,
+    deep: bool | None = None,
+    top_level_await: bool = False,
 ) -> list[str]:
     """The issues of one Python block, each naming the block and the draft line.
 
@@ -191,21 +212,32 @@ def check_block(
     if not source or source.isspace():
         return []
     where = f"Python block {number} (line {block.line})"
-    if _repl.is_transcript(source):
+    session = block.language in SESSION_LANGUAGES or _repl.is_transcript(source)
+    found: dict[tuple[int, str], None] = {}
+    if session:
         try:
             source = _repl.typed_code(source)
         except ValueError as exc:
-            return [
-                f"{where}: reads as an interactive session (>>> prompts), but a prompt is "
-                f"malformed ({exc}); put a space after each >>> and ... prompt"
-            ]
+            return [_malformed_prompt(where, exc)]
+    else:
+        cookie = _source.cookie_problem(source)
+        if cookie is not None:
+            found[cookie] = None
     tree = _parse(source, minor)
+    if not isinstance(tree, ast.Module) and not session and _repl.has_prompt(source):
+        # Not a script, but a session after some other first line (a comment, a
+        # banner, a shell command): the lines typed at '>>>' are the code.
+        try:
+            source = _repl.typed_code(block.source)
+        except ValueError as exc:
+            return [_malformed_prompt(where, exc)]
+        tree = _parse(source, minor)
     if not isinstance(tree, ast.Module):
         return [f"{where}: {_parse_message(tree, block, minor)}"]
-    scan = Scan(BlockText(source), minor)
+    scan = Scan(BlockText(source), minor, top_level_await=top_level_await)
     scan.run(tree, deep=deep)
     _compile.check(scan, tree)
-    found = dict(scan.findings)
+    found.update(scan.findings)
     for imp in scan.imports:
         problem = import_problem(imp, minor, allow)
         if problem:
@@ -213,7 +245,14 @@ def check_block(
     return [f"{where}: line {block.line + n} {msg}" for n, msg in sorted(found)]
 
 
-def _parse(source: str, minor: int) -> ast.Module | BaseException:
+def _malformed_prompt(where: str, exc: ValueError) -> str:
+    return (
+        f"{where}: reads as an interactive session (>>> prompts), but a prompt is "
+        f"malformed ({exc}); put a space after each >>> and ... prompt"
+    )
+
+
+def _parse(source: str, minor: int, *, retry: bool = True) -> ast.Module | BaseException:
     """The block's tree, or the exception that stopped the parse."""
     try:
         # ast.parse(feature_version=...) without its Python wrapper's cost.
@@ -225,9 +264,48 @@ def _parse(source: str, minor: int) -> ast.Module | BaseException:
             dont_inherit=True,
             _feature_version=min(minor, RUNNING_MINOR),
         )
-    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+    except SyntaxError as exc:
+        if minor >= 9 or not retry or not (exc.msg or "").startswith(_WITH_REFUSED):
+            return exc
+        return _parse_with(source, minor, exc)
+    except (ValueError, TypeError, RecursionError, MemoryError) as exc:
         return exc
     return tree if isinstance(tree, ast.Module) else TypeError("not a module")
+
+
+_WITH_REFUSED = "Parenthesized context managers are only supported"
+
+
+def _parse_with(source: str, minor: int, refused: SyntaxError) -> ast.Module | BaseException:
+    """The tree of a block whose 3.8 parse refused a ``with`` in parentheses.
+
+    The feature-version parse refuses ``with (cm):`` too, which Python 3.8 runs: its
+    parser reads ``(cm)`` as a parenthesized expression. Such a ``with`` (one item, no
+    ``as``) is written as an ``if`` with the same expression, and the block parsed
+    again for 3.8: a refusal now is one 3.8 makes too; otherwise the running
+    version's tree is the block's, and the walk (``Scan._with``) judges the other
+    forms as 3.8's parser does.
+    """
+    tree = _parse(source, RUNNING_MINOR)
+    if not isinstance(tree, ast.Module):
+        return refused
+    text = BlockText(source)
+    lines = text.lines.copy()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With | ast.AsyncWith) and _one_expression(node):
+            line = lines[node.lineno - 1]
+            at = text.col(node.lineno, node.col_offset)
+            keyword = "async with" if type(node) is ast.AsyncWith else "with"
+            if line.startswith(keyword, at):
+                lines[node.lineno - 1] = (
+                    line[:at] + "if".ljust(len(keyword)) + line[at + len(keyword) :]
+                )
+    again = _parse("\n".join(lines), minor, retry=False)
+    return tree if isinstance(again, ast.Module) else again
+
+
+def _one_expression(node: ast.With | ast.AsyncWith) -> bool:
+    return len(node.items) == 1 and node.items[0].optional_vars is None
 
 
 def _parse_message(exc: BaseException, block: Fence, minor: int) -> str:

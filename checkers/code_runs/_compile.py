@@ -49,7 +49,8 @@ def compile_problem(scan: ScanState, tree: ast.Module) -> tuple[int, str] | None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(tree, "<block>", "exec", dont_inherit=True)
+            flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if scan.top_flags else 0
+            compile(tree, "<block>", "exec", flags, dont_inherit=True)
     except SyntaxError as exc:
         message = exc.msg or "invalid syntax"
         gone = _GONE_IN.get(message)

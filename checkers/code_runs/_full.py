@@ -58,7 +58,7 @@ def walk(scan: Walker, body: list[ast.stmt], handlers: dict[type, Handler]) -> N
     the block rebinds one.
     """
     frames = scan._frames
-    frames.append((0, body.copy()))
+    frames.append((scan.top_flags, body.copy()))
     fields_of, builtins = _FIELDS, name_table().builtins
     attrs, calls = missing_names(scan.target).attrs, _call_names(scan.target)
     uses, defined = scan.uses, scan.defined
@@ -86,8 +86,8 @@ def walk(scan: Walker, body: list[ast.stmt], handlers: dict[type, Handler]) -> N
             if kind is const_t:
                 continue
             if kind is attr_t:
-                if node.attr in attrs and not quiet:
-                    uses.append((node.lineno, "attr", node))
+                if node.attr in attrs and not quiet:  # a store defines it (a shim): no use
+                    uses.append((node.lineno, "attr" if type(node.ctx) is load_t else "set", node))
                 push(node.value)
                 continue
             if kind is call_t:

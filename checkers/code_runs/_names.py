@@ -17,7 +17,6 @@ checked against the version tables (:mod:`._stdlib`):
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 from typing import Any
 
 from ._resolve import split, target_of, type_of
@@ -65,14 +64,20 @@ def check_name(scan: ScanState, lineno: int, module: str, name: str, verb: str =
         absent(scan, lineno, span, name if module == "builtins" else f"{module}.{name}", verb)
 
 
-def resolve_uses(scan: ScanState, uses: Iterable[tuple[int, str, Any]]) -> None:
-    """Check the uses a walk noted, now that every binding is known."""
+def resolve_uses(scan: ScanState, uses: list[tuple[int, str, Any]]) -> None:
+    """Check the uses a walk noted, now that every binding is known.
+
+    A member the block sets itself (``itertools.pairwise = shim``, a back-port) is no
+    use and is defined from then on; one a ``hasattr`` test guards is not checked.
+    """
+    shimmed = {target_of(scan, node) for _, kind, node in uses if kind == "set"}
     for lineno, kind, node in uses:
         if kind == "name":
             if not _bound(scan, node.id):
                 check_name(scan, lineno, "builtins", node.id)
         elif kind == "attr":
-            _member(scan, lineno, node)
+            if id(node) not in scan.feature_guarded and target_of(scan, node) not in shimmed:
+                _member(scan, lineno, node)
         elif kind == "call":
             _keywords(scan, lineno, node)
         elif kind == "generic":

@@ -138,6 +138,46 @@ def catches(kind: ast.expr | None, names: frozenset[str]) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in names
 
 
+def feature_tests(test: ast.expr) -> list[tuple[str, str, bool]]:
+    """The ``hasattr(X, "name")`` tests in an ``if`` test: ``(ast.dump(X), name, positive)``
+    each, positive unless negated (``not hasattr(...)``); ``and`` joins several."""
+    negated = False
+    while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test, negated = test.operand, not negated
+    if type(test) is ast.BoolOp:
+        if negated or type(test.op) is not ast.And:
+            return []
+        return [t for value in test.values for t in feature_tests(value) if t[2]]
+    if (
+        type(test) is ast.Call
+        and type(test.func) is ast.Name
+        and test.func.id == "hasattr"
+        and len(test.args) == 2
+        and not test.keywords
+        and type(test.args[1]) is ast.Constant
+        and isinstance(test.args[1].value, str)
+    ):
+        return [(ast.dump(test.args[0]), test.args[1].value, not negated)]
+    return []
+
+
+def guard_features(
+    scan: ScanState, tests: list[tuple[str, str, bool]], live: list[ast.AST], dead: list[ast.AST]
+) -> None:
+    """Mark the uses a feature test guards: ``X.name`` where ``hasattr(X, "name")`` holds
+    (``live``, the ``if`` body and the rest of the test), or where it is known not to
+    hold when negated (``dead``: the ``else`` branch)."""
+    for value, name, positive in tests:
+        for root in live if positive else dead:
+            for node in ast.walk(root):
+                if (
+                    type(node) is ast.Attribute
+                    and node.attr == name
+                    and ast.dump(node.value) == value
+                ):
+                    scan.feature_guarded.add(id(node))
+
+
 def static_test(test: ast.expr, target: int) -> bool | None:
     """The value of ``TYPE_CHECKING`` or a ``sys.version_info`` test on the target."""
     name = dotted(test)

@@ -59,6 +59,7 @@ _GUARDS = frozenset(
     {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
 )
 _STATIC_TESTS = (ast.Name, ast.Attribute, ast.Compare)
+_FEATURE_TESTS = frozenset((ast.Call, ast.UnaryOp, ast.BoolOp))  # hasattr() tests
 _KEYWORD = {ast.Return: "return", ast.Yield: "yield", ast.YieldFrom: "yield from"}
 
 
@@ -69,8 +70,9 @@ class Scan(Walker):
     after "line N ") and ``imports`` every import met on the way.
     """
 
-    def __init__(self, text: BlockText, target: int) -> None:
+    def __init__(self, text: BlockText, target: int, *, top_level_await: bool = False) -> None:
         ScanState.__init__(self, text, target)  # not super(): one call, no chain
+        self.top_flags = ASYNC if top_level_await else 0
         self.lazy = False
         self._names = name_table()
         self._leading_future: set[int] = set()
@@ -96,7 +98,7 @@ class Scan(Walker):
                 statements.walk(self, tree.body, statement_handlers_for(self.target))
                 if not needs_resolving(self.text.source, self.bindings, self.target):
                     return  # a statements-only walk notes no uses to resolve
-                Scan.__init__(self, self.text, self.target)
+                Scan.__init__(self, self.text, self.target, top_level_await=bool(self.top_flags))
                 self._prelude(tree)
                 deep = True
         self._deep = deep
@@ -176,9 +178,18 @@ class Scan(Walker):
         self._push(node.handlers + node.orelse + node.finalbody, flags)
         return True
 
-    def _if(self, node: ast.If, flags: int) -> bool:
+    def _if(self, node: ast.If | ast.IfExp, flags: int) -> bool:
         test = node.test
-        if type(test) not in _STATIC_TESTS:
+        if type(test) in _FEATURE_TESTS:
+            tests = rules.feature_tests(test)
+            if tests:
+                body: list[ast.AST] = [node.body] if isinstance(node, ast.IfExp) else [*node.body]
+                orelse: list[ast.AST] = (
+                    [node.orelse] if isinstance(node, ast.IfExp) else [*node.orelse]
+                )
+                rules.guard_features(self, tests, [test, *body], orelse)
+            return False
+        if isinstance(node, ast.IfExp) or type(test) not in _STATIC_TESTS:
             return False
         live = rules.static_test(test, self.target)
         if live is None:
@@ -205,7 +216,8 @@ class Scan(Walker):
                 rules.line(node),
                 "has 'await' outside an async function, so Python "
                 "cannot run the block as a script; put it in 'async def main()' and "
-                "call asyncio.run(main())",
+                "call asyncio.run(main()), or set top_level_await = true if the block "
+                "is a notebook cell or an asyncio REPL session",
             )
         return False
 
@@ -281,6 +293,7 @@ _HANDLERS: dict[type, Callable[[Scan, Any, int], bool]] = {
     ast.Try: Scan._try,
     ast.TryStar: Scan._try,
     ast.If: Scan._if,
+    ast.IfExp: Scan._if,
     ast.For: Scan._for,
     ast.AsyncFor: Scan._for,
     ast.While: Scan._while,

@@ -9,12 +9,43 @@ are UTF-8 byte offsets, so every lookup converts them to string indexes.
 from __future__ import annotations
 
 import ast
+import codecs
 import functools
 import io
 import re
 import tokenize
 
 _COMMENT = re.compile(r"#[^\n]*")
+# PEP 263: a comment on line 1 or 2 that declares the source encoding.
+_COOKIE = re.compile(r"[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def cookie_problem(source: str) -> tuple[int, str] | None:
+    """An encoding declaration Python cannot use, as ``(block line, message)``.
+
+    Python reads the declaration (PEP 263) before anything else and refuses to run
+    a file whose encoding it does not know (``# coding: uft-8``), whatever follows;
+    ``ast.parse`` of text never looks at it. Line 2 counts only after a line 1 that
+    is blank or a comment, as in Python's tokenizer.
+    """
+    if "coding" not in source[:400]:
+        return None
+    for number, line in enumerate(source.split("\n", 2)[:2], start=1):
+        found = _COOKIE.match(line)
+        if found is not None:
+            name = found.group(1)
+            try:
+                codecs.lookup(name)
+            except LookupError:
+                return number, (
+                    f"declares the source encoding {name!r}, which Python does not know, "
+                    "so the file does not run (SyntaxError: encoding problem); write "
+                    "'# -*- coding: utf-8 -*-' or leave the line out"
+                )
+            return None
+        if line.strip() and not line.lstrip().startswith("#"):
+            return None
+    return None
 
 
 class BlockText:
@@ -27,6 +58,10 @@ class BlockText:
     def lines(self) -> list[str]:
         """The block's lines; split on first use, which most blocks never need."""
         return self.source.split("\n")
+
+    def col(self, lineno: int, byte_col: int) -> int:
+        """The string index of byte column ``byte_col`` on line ``lineno``."""
+        return self._col(lineno, byte_col)
 
     def _col(self, lineno: int, byte_col: int) -> int:
         if not 1 <= lineno <= len(self.lines):
@@ -93,11 +128,14 @@ def _depth(gap: str) -> int:
 def parenthesized_with(node: ast.With | ast.AsyncWith, text: BlockText) -> bool:
     """Whether ``node`` uses the parenthesized form ``with (a as b, c as d):``.
 
-    That form needs Python 3.9; ``with (a) as b:`` (a parenthesized expression)
-    does not. The parentheses opened before the first item must still be open at
-    its ``as`` or at the comma before the next item.
+    That form needs Python 3.9; ``with (a) as b:`` and ``with (a):`` (a
+    parenthesized expression, as Python 3.8's parser reads it) do not. The
+    parentheses opened before the first item must still be open at its ``as`` or at
+    the comma before the next item.
     """
     first = node.items[0]
+    if len(node.items) == 1 and first.optional_vars is None:
+        return False  # 'with (a):': one expression in parentheses
     head = text.between(_start(node), _start(first.context_expr))
     depth = _depth(head.replace("async", "", 1).replace("with", "", 1))
     if depth <= 0:

@@ -48,9 +48,14 @@ class ScanState:
         self.rebound: set[str] = set()
         self.types: dict[str, str | None] = {}  # the evident type of each name, once known
         self.needs_compile = False  # the tree holds something only compile() judges
+        # Attribute nodes a feature test guards ('if hasattr(m, "x"): m.x()'), by id.
+        self.feature_guarded: set[int] = set()
         # The walk's frames (:class:`~._flow.Walker`): nodes waiting, one list per flags.
         self._frames: list[tuple[int, list[Any]]] = []
         self._deep = True  # False: only statements are walked, expressions never pushed
+        # The flags of the block's top level: ASYNC where top-level 'await' is allowed
+        # (option top_level_await: a notebook cell, the asyncio REPL).
+        self.top_flags = 0
 
     @property
     def version(self) -> str:

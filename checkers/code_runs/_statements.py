@@ -47,7 +47,7 @@ def walk(scan: ScanState, body: list[ast.stmt], handlers: dict[type, Handler]) -
     what a statements-only walk finds (findings and imports are sorted by line).
     """
     frames: list[tuple[int, list[Any]]] = scan._frames
-    frames.append((0, body))
+    frames.append((scan.top_flags, body))
     target, imports, bindings = scan.target, scan.imports, scan.bindings
     assign_t, expr_t, return_t, import_t, if_t = (
         ast.Assign,

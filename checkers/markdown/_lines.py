@@ -10,9 +10,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import fences, scan, split_lines
-
-__all__ = ["Heading", "code_mask", "first_block", "headings", "line_of", "quote", "split_lines"]
+from ._inline import blank_inline_code
 from ._model import Fence
+
+__all__ = [
+    "Heading",
+    "code_mask",
+    "first_block",
+    "headings",
+    "line_of",
+    "prose_lines",
+    "quote",
+    "split_lines",
+]
 
 QUOTE_LIMIT = 80
 
@@ -38,6 +48,20 @@ def code_mask(text: str) -> list[bool]:
         for k in range(f.line - 1, min(f.end, count)):
             mask[k] = True
     return mask
+
+
+def prose_lines(text: str) -> dict[int, str]:
+    """The prose of ``text`` by 0-based line: what ``sentence_len`` reads, the one notion
+    of "not code" of every text checker. Fenced and indented code, math, ``<pre>``
+    blocks, HTML comments, front matter and link reference definitions are left
+    out; inline code (backticks, ``<code>``) is blanked; the cells of a table row
+    share their line."""
+    out: dict[int, str] = {}
+    for unit in scan(text).units:
+        for k, line in enumerate(blank_inline_code(unit.text).split("\n")):
+            index = unit.line - 1 + k
+            out[index] = f"{out[index]} | {line}" if index in out else line
+    return out
 
 
 @dataclass(frozen=True)

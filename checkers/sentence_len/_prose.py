@@ -17,12 +17,11 @@ import re
 from dataclasses import dataclass, field
 
 from ..markdown import scan
-from ..markdown._inline import code_spans, decode_entities
+from ..markdown._inline import HTML_CODE, code_spans, decode_entities
 from ._segment import ELISION
 
 PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 _PRIVATE = re.compile("[\ue000-\ue002]")
-_HTML_CODE = re.compile(r"<(code|kbd|samp)\b[^<>]*>([^<]*)</\1\s*>", re.IGNORECASE)
 _IMAGE = re.compile(r"!\[[^\[\]]*\](?:\([^()]*\)|\[[^\[\]]*\])")
 _LINK = re.compile(
     r"\[([^\[\]]+)\](?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\[\]]*\])"
@@ -101,7 +100,7 @@ def _inline(text: str, spans: list[str]) -> str:
     if "<" in text:
         if "<!--" in text:
             text = _drop_comments(text)
-        text = _HTML_CODE.sub(lambda m: _mask(m.group(2), spans), text)
+        text = HTML_CODE.sub(lambda m: _mask(m.group(2), spans), text)
         text = _AUTOLINK.sub(r"\1", text)
         text = _BREAK_TAG.sub(" ", text)
         text = _TAG.sub("", text)

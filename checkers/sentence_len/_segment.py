@@ -7,8 +7,9 @@ quotes, brackets or emphasis markers) is followed by a space; each such candidat
 then judged by its neighbours:
 
 * before a lower-case next word only a lone period ends a sentence
-  (``blake2s. md5 is``), and not after an abbreviation, initial, acronym or number
-  (``co. at``, ``e.g. the``, ``step 2. then``) nor inside quotes (``"Stop." she``);
+  (``blake2s. md5 is``, and always after inline code: ```x`. gradeloop reads``), and
+  not after an abbreviation, initial, acronym or number (``co. at``, ``e.g. the``,
+  ``step 2. then``) nor inside quotes (``"Stop." she``);
   ``Yahoo! in`` goes on; a word with capitals inside (``iOS``) counts as capitalised,
   and so does an emphasised one (``RFC 1521. *header* is``);
 * an emphasised letter is a variable, not an initial (``of *x*. `polar(x)` is``),
@@ -17,7 +18,8 @@ then judged by its neighbours:
 * a bare ellipsis ends one only before a capitalised word that is not ``I``
   (``I`` is capitalised everywhere, so it says nothing about a new sentence);
 * an ellipsis followed by a full stop (``....``) ends one;
-* a period after a title or Latin marker (``Dr.``, ``e.g.``) never ends one, nor
+* a period after a title (``Dr.``, with its capital: ``30 ms. The`` ends one) or a
+  Latin marker (``e.g.``) never ends one, nor
   one before a number after ``p.``, ``No.``, ``Fig.`` and the like;
 * a period after a known abbreviation, a dotted acronym (``U.S.``, ``a.m.``) or a
   single letter ends a sentence only before a word that commonly opens one
@@ -36,9 +38,10 @@ import re
 from ._words import (
     AMBIGUOUS,
     INTRO_PREPOSITIONS,
+    LATIN,
     NUMBER_PREFIXES,
-    PREFIXES,
     STARTERS,
+    TITLE_PREFIXES,
     TITLES,
 )
 
@@ -58,6 +61,7 @@ _ENUM_START = re.compile(r"(?:[•⁃▪◦‣] ?)?(\(?)(\d{1,3}|[a-z])(\.\)|[.)
 _INTRO_CHARS = 40
 _EMPHASIS = "*_"
 _PRONOUN_I = re.compile(r"I(?:[’'][a-z]+)?\W*")
+_CODE = re.compile("\ue000\\d+\ue001")  # an inline code span's placeholder (_prose)
 
 
 def split_sentences(unit: str) -> list[str]:
@@ -186,18 +190,26 @@ def _lower_after_period(word: str, m: re.Match[str]) -> bool:
     if m.group(1) != "." or m.group(2):
         return False
     word = word.lstrip(_OPENERS).rstrip(_CLOSERS)
+    if _CODE.fullmatch(word):
+        return True  # inline code is no abbreviation: "... set `x`. gradeloop reads it"
     lower = word.lower()
     if len(word) < 2 or not any(c.isalpha() for c in word):
         return False
-    if lower in PREFIXES or lower in NUMBER_PREFIXES or lower in AMBIGUOUS:
+    if _prefix(word, lower) or lower in NUMBER_PREFIXES or lower in AMBIGUOUS:
         return False
     return "." not in word and not word.isupper()  # "U.S." and "OK." stay ambiguous
+
+
+def _prefix(word: str, lower: str) -> bool:
+    """A title (with its capital: "Ms." but not the "ms." of milliseconds) or a Latin
+    marker ("e.g.", in any case): never the end of a sentence."""
+    return lower in LATIN or (lower in TITLE_PREFIXES and word[:1].isupper())
 
 
 def _after_period(word: str, nxt: str, before: str, emphasised: bool = False) -> bool:
     """Judge a single period after ``word``, followed by the capitalised ``nxt``."""
     lower = word.lower()
-    if lower in PREFIXES:
+    if _prefix(word, lower):
         return False
     if nxt[0].isdigit() and lower in NUMBER_PREFIXES:
         return False

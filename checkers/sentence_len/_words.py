@@ -21,16 +21,21 @@ TITLES = _words(
 )
 """Titles: before a name they never end a sentence ("Dr. Lee", "Mt. Fuji")."""
 
-PREFIXES = (
-    TITLES - _words("sr jr")  # "John Smith Jr. He left." can end a sentence
-) | _words("e.g i.e cf viz vs v c.f eg ie")
+TITLE_PREFIXES = TITLES - _words("sr jr")  # "John Smith Jr. He left." can end a sentence
+"""Titles that never end a sentence: written with a capital only ("Ms. Lee", not the
+"30 ms. The" of milliseconds, nor "ft.", "st.", "gen.", "rev.")."""
+
+LATIN = _words("e.g i.e cf viz vs v c.f eg ie")
+"""Markers that always introduce more, in any case ("e.g.", "E.g.", "vs.")."""
+
+PREFIXES = TITLE_PREFIXES | LATIN
 """Never the end of a sentence: titles and markers that always introduce more."""
 
 NUMBER_PREFIXES = _words(
     """
     no nos n° nº p pp vol vols fig figs ch chap sec sect art arts eq eqs eqn ref refs
     para paras tab tbl ex op ed edn pt pts pl apt ste rm ver approx ca est nr tel ext
-    bldg hwy rte ser
+    bldg hwy rte ser rev col
     """
 )
 """Abbreviations that usually precede a number ("p. 55", "No. 5", "Fig. 3").
@@ -45,12 +50,15 @@ AMBIGUOUS = _words(
     natl govt mfg avg misc incl excl orig pkg qty std approx
     jan feb apr jun jul aug sep sept oct nov dec mon tue tues thu thur thurs fri
     hr hrs mins secs yr yrs wk wks oz lb lbs sq deg blvd rd pg pgs abbr fwd subj tbsp tsp
+    st ft mt
     """
 )
 """Abbreviations that may end a sentence ("and Co. They left") or not ("Co. Ltd. said").
 
 Words that are also ordinary English ("sat", "max", "am") are left out: after them a
-period followed by a capital is far more often a real sentence end.
+period followed by a capital is far more often a real sentence end. ``st``, ``ft``
+and ``mt`` are here in lower case (street, feet, mount): with a capital they are
+titles ("St. Michael's").
 """
 
 STARTERS = _words(

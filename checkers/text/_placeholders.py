@@ -2,7 +2,9 @@
 
 Code blocks are checked by default, on purpose: ``# TODO`` and ``# ... rest of the
 code`` inside a code sample are the most common way a model leaves work undone.
-Set ``ignore_code = true`` to check prose only, or disable single kinds.
+Set ``ignore_code = true`` to check prose only (what ``sentence_len`` reads: no
+fenced or indented code, no inline code, math, HTML comments or front matter), or
+disable single kinds.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Literal
 from gradeloop import CheckResult
 
 from .._options import Regex, regex_error
-from ..markdown._lines import code_mask, quote, split_lines
+from ..markdown._lines import prose_lines, quote, split_lines
 
 MAX_LISTED = 10
 
@@ -95,18 +97,24 @@ def no_placeholders(
     """No placeholder or elision is left in the text (TODO, lorem ipsum, [insert ...], ...).
 
     ``extra`` adds regular expressions (matched line by line); ``disable`` turns
-    off built-in kinds; ``ignore_code`` skips fenced code blocks.
+    off built-in kinds; ``ignore_code`` checks prose only, as ``sentence_len`` reads
+    it: fenced and indented code blocks, inline code spans, math and HTML comments
+    are skipped.
     """
     bad = [problem for e in extra if (problem := regex_error(e)) is not None]
     if bad:
         return CheckResult(False, bad)
     patterns = _patterns(disable, extra)
     lines = split_lines(text)
-    skip = code_mask(text) if ignore_code else [False] * len(lines)
+    prose = prose_lines(text) if ignore_code else None
     issues: list[str] = []
     total = 0
     for n, line in enumerate(lines, start=1):
-        hits = [] if skip[n - 1] else _hits(line, patterns)
+        if prose is None:
+            hits = _hits(line, patterns)
+        else:
+            read = prose.get(n - 1)
+            hits = [] if read is None else _hits(read, patterns)
         if not hits:
             continue
         total += 1

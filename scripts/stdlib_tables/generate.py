@@ -54,6 +54,9 @@ MODULE_NOISE = frozenset(
         "__author__",
         "__credits__",
         "__date__",
+        # what a module made by a ModuleType subclass (typing.io) shows in dir()
+        "__class__",
+        "__getstate__",
     ]
 )
 CLASS_NOISE = frozenset(
@@ -225,7 +228,7 @@ def member_rows(src: Sources, modules: dict[str, Row]) -> dict[tuple[str, str], 
                 out[(module, name)] = kept
         classes = {c for d in seen if d for c in d["classes"]}
         classes |= {c for d in stubs if d for c in d["classes"]}
-        for cls in sorted(classes):
+        for cls in sorted(classes - MODULE_NOISE):
             crow = tuple(a and b for a, b in zip(full.get(cls, mrow), mrow, strict=True))
             have_c = [d["classes"].get(cls) if d else None for d in seen]
             stub_c = [d["classes"].get(cls) if d else None for d in stubs]
@@ -263,7 +266,7 @@ def keyword_rows(
         stubs = [src.stub(module, m) for m in MINORS]
         paths = {p for d in seen if d for p in d["sigs"]}
         paths |= {p for d in stubs if d for p in d["sigs"]}
-        for path in sorted(paths):
+        for path in sorted(p for p in paths if p.split(".")[0] not in MODULE_NOISE):
             have = [d["sigs"].get(path) if d else None for d in seen]
             stub = [d["sigs"].get(path) if d else None for d in stubs]
             crow = members.get((module, path.split(".")[0]), mrow)
@@ -316,12 +319,32 @@ def marks(row: Row) -> str:
 
 
 def introspect(pythons: dict[int, str], candidates: Path, work: Path) -> dict[int, Any]:
-    """Run introspect.py in each interpreter (isolated: no site-packages, no user site)."""
+    """Run introspect.py in each interpreter (isolated: no site-packages, no user site),
+    twice: the second time every name any interpreter listed is a candidate too, so a
+    name one version lists and another serves only from a module ``__getattr__`` (a
+    deprecated name: ``urllib.parse.Quoter``) or hides from ``dir()`` (an enum alias)
+    is found present where it is."""
+    first = _introspect_all(pythons, candidates, work, "first")
+    union = json.loads(candidates.read_text())
+    for data in first.values():
+        for module, described in data["described"].items():
+            entry = union.setdefault(module, {})
+            entry[""] = sorted(set(entry.get("", ())) | set(described["names"]))
+            for cls, members in described["classes"].items():
+                entry[cls] = sorted(set(entry.get(cls, ())) | set(members["all"]))
+    widened = work / "candidates-all.json"
+    widened.write_text(json.dumps(union))
+    return _introspect_all(pythons, widened, work, "final")
+
+
+def _introspect_all(
+    pythons: dict[int, str], candidates: Path, work: Path, label: str
+) -> dict[int, Any]:
     out = {}
     for minor, exe in sorted(pythons.items()):
-        target = work / f"introspected-3.{minor}.json"
+        target = work / f"introspected-{label}-3.{minor}.json"
         if not target.exists():
-            print(f"introspecting 3.{minor} ({exe})", file=sys.stderr)
+            print(f"introspecting 3.{minor} ({label} pass, {exe})", file=sys.stderr)
             with target.open("w") as f:
                 subprocess.run(
                     [exe, "-I", "-S", str(HERE / "introspect.py"), str(candidates)],

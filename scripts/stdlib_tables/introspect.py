@@ -10,9 +10,14 @@ Output: every module and submodule found on disk (or built in), and for each
 public module that imports cleanly: its names, the names of its classes, and the
 keyword-capable parameters of its functions, classes and methods (``"**"`` when
 one takes ``**kwargs``; null when ``inspect.signature`` cannot tell). Names that
-``dir()`` misses (module ``__getattr__``) are checked with ``hasattr`` against
-``candidates.json`` (typeshed's names). Only the standard library's own modules
-are imported; modules whose import has side effects are listed, never imported.
+``dir()`` misses are checked with ``hasattr`` against ``candidates.json``:
+typeshed's names and every name another interpreter's ``dir()`` showed, so that a
+deprecated name a module still serves from its ``__getattr__`` (``urllib.parse.Quoter``
+on 3.11-3.13) or an enum alias ``dir()`` hides (``HTTPStatus.REQUEST_ENTITY_TOO_LARGE``
+on 3.13) counts as present. Modules that exist only in ``sys.modules`` once the
+standard library is imported (``typing.io`` through 3.12, ``os.path``) are listed
+and described too. Only the standard library's own modules are imported; modules
+whose import has side effects are listed, never imported.
 """
 
 import importlib
@@ -170,18 +175,42 @@ def main():
     modules = all_modules()
     described = {}
     for name in modules + ALIASES:
-        if (not public(name) and name != "builtins") or skip_import(name):
-            continue
-        if name.split(".")[0] in NOT_WALKED or name in NOT_WALKED:
-            continue
-        try:
-            module = quiet_import(name)
-        except BaseException:
-            continue
-        described[name] = describe(module, candidates.get(name, {}))
+        describe_one(name, candidates, described)
+    # What importing the library registered under names with no file of their own
+    # (typing.io, typing.re): importable on this version, so listed as modules.
+    registered = sorted(n for n in list(sys.modules) if n not in modules and registered_ok(n))
+    for name in registered:
+        describe_one(name, candidates, described)
+    modules = sorted(set(modules) | set(registered))
     json.dump(
         {"version": sys.version.split()[0], "modules": modules, "described": described}, sys.stdout
     )
+
+
+def registered_ok(name):
+    """A module in sys.modules that its parent module holds under its last name."""
+    if "." not in name or not public(name) or skip_import(name):
+        return False
+    parent_name, _, last = name.rpartition(".")
+    parent = sys.modules.get(parent_name)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return parent is not None and getattr(parent, last, None) is sys.modules[name]
+    except BaseException:
+        return False
+
+
+def describe_one(name, candidates, described):
+    if (not public(name) and name != "builtins") or skip_import(name):
+        return
+    if name.split(".")[0] in NOT_WALKED or name in NOT_WALKED:
+        return
+    try:
+        module = quiet_import(name)
+    except BaseException:
+        return
+    described[name] = describe(module, candidates.get(name, {}))
 
 
 if __name__ == "__main__":

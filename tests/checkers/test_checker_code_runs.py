@@ -941,7 +941,7 @@ def test_every_python_fence_is_checked(fence: str) -> None:
     [
         "```bash\npip install requests\nimport requests\n```\n",
         "```\nimport requests\n```\n",
-        "```pycon\n>>> import requests\n```\n",
+        "```console\n>>> import requests\n```\n",
         "Inline ```python import requests``` is not a fence.\n",
         "```python import requests``` at the start of a line is inline code too.\n\nimport x\n",
         "    import requests\n",

@@ -707,3 +707,52 @@ def test_cpython_paragraphs_split_by_hand() -> None:
         if [s.text for s in sentences(text[pid])] != hand["sentences"]
     ]
     assert wrong == []
+
+
+# -- real prose: inline code at a sentence's end, and titles by their case --------------
+
+# docs/telemetry.md at ba47a66, lines 77-89: the first sentence ends in inline code and
+# the next opens with the lower-case project name; read as one, it was 79 words long.
+TELEMETRY = """Each model request is a client span named `chat {model}` with the attributes of
+OpenTelemetry's GenAI semantic conventions: `gen_ai.operation.name` (`chat`),
+`gen_ai.system` and `gen_ai.provider.name` (`anthropic`), `gen_ai.request.model`,
+`gen_ai.request.max_tokens`, `gen_ai.response.model`, `gen_ai.response.id`,
+`gen_ai.response.finish_reasons`, `gen_ai.usage.input_tokens` (every input token,
+cache reads and writes included), `gen_ai.usage.output_tokens`, and
+`gen_ai.usage.cache_read.input_tokens` / `gen_ai.usage.cache_creation.input_tokens`.
+gradeloop adds `gradeloop.call.kind` (`generate`, `evaluate`, or `repair` for the
+judge's one retry after an invalid reply), `gradeloop.cached` (a verdict from the
+cache: no tokens), `gradeloop.cost_usd` when the model's price is known, and, inside
+a loop, `gradeloop.loop.id` and `gradeloop.round`."""
+
+
+def test_a_sentence_ending_in_inline_code_ends_before_a_lower_case_word() -> None:
+    found = sentences(TELEMETRY)
+    assert [s.words for s in found] == [41, 38]
+    assert found[1].text.startswith("gradeloop adds `gradeloop.call.kind`")
+    assert sentence_len(TELEMETRY, max_words=50).passed
+
+
+def test_a_period_after_inline_code_inside_a_sentence_still_waits_for_a_capital() -> None:
+    # "`x`. `y`" and "`x`. The" end; "e.g. `x` and" and "`v1.2`.x" are not ends
+    assert [s.words for s in sentences("Run `a`. The rest waits. Use e.g. `x` and `y`.")] == [
+        2,
+        3,
+        5,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("The call took 30 ms. The cache answered the next one.", 2),
+        ("The call took 30 ms. next came the cache.", 2),
+        ("The wall is 6 ft. The door is 7 ft. tall.", 2),
+        ("Ask Ms. Lee about it.", 1),
+        ("St. Michael's Church is on 5th st. near the light.", 1),
+        ("See Gen. Grant and Col. Mustard.", 1),
+        ("See rev. 3 of the spec.", 1),
+    ],
+)
+def test_titles_are_titles_only_with_their_capital(text: str, count: int) -> None:
+    assert len(sentences(text)) == count

@@ -552,3 +552,50 @@ def test_the_docs_examples_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert {c["checker"] for c in examples} == builtin  # every checker has an example
     for criterion in examples:
         Rubric.from_dict({"criteria": [criterion]})
+
+
+# -- one notion of code: no_placeholders(ignore_code) reads the prose sentence_len reads --
+
+CODE_PIECES = [
+    "```\nx = 1  # TODO\n```",  # fenced
+    "    x = 1  # TODO",  # indented code (after a blank line)
+    "Call `todo(TODO)` first.",  # inline code
+    "Press <kbd>TODO</kbd> now.",  # inline code as HTML
+    "$$\nTODO\n$$",  # math
+    "<!-- TODO -->",  # an HTML comment
+]
+PROSE_PIECES = ["The rest is TODO.", "- an item, TODO", "| a | TODO |\n|---|---|", "# TODO"]
+
+
+@pytest.mark.parametrize("piece", CODE_PIECES)
+def test_ignore_code_skips_what_sentence_len_treats_as_code(piece: str) -> None:
+    from gradeloop_checkers.sentence_len import sentences
+
+    text = f"Intro.\n\n{piece}\n\nOutro."
+    assert no_placeholders(text, ignore_code=True).passed
+    # sentence_len's prose holds no TODO outside its inline code either
+    assert not any("TODO" in re.sub(r"`[^`]*`", "", s.text) for s in sentences(text))
+    assert not no_placeholders(text).passed  # checked by default, code included
+
+
+@pytest.mark.parametrize("piece", PROSE_PIECES)
+def test_ignore_code_still_reads_prose(piece: str) -> None:
+    from gradeloop_checkers.sentence_len import sentences
+
+    text = f"Intro.\n\n{piece}\n\nOutro."
+    assert not no_placeholders(text, ignore_code=True).passed
+    assert any("TODO" in s.text for s in sentences(text))
+
+
+@given(st.lists(st.sampled_from(CODE_PIECES + PROSE_PIECES + ["Plain words."]), max_size=6))
+def test_no_placeholders_flags_a_line_exactly_when_its_prose_says_todo(pieces: list[str]) -> None:
+    from gradeloop_checkers.markdown._lines import prose_lines
+
+    text = "\n\n".join(pieces)
+    flagged = {
+        int(issue.split(" on line ")[1].split(":")[0])
+        for issue in no_placeholders(text, ignore_code=True, disable=("ellipsis",)).issues
+        if " on line " in issue
+    }
+    expected = {n + 1 for n, line in prose_lines(text).items() if "TODO" in line}
+    assert flagged == expected

@@ -215,7 +215,8 @@ BAD: list[tuple[Any, int | None, str]] = [
     ),
     ([{"role": "assistant", "tool_calls": {"a": 1}}], 0, "'tool_calls' that is an object"),
     ([{"role": "assistant", "tool_calls": ["f"]}], 0, "tool call 0 is a string"),
-    ([{"role": "assistant", "tool_calls": [{"type": "custom"}]}], 0, "type 'custom'"),
+    ([{"role": "assistant", "tool_calls": [{"type": "custom"}]}], 0, "no 'custom' object"),
+    ([{"role": "assistant", "tool_calls": [{"type": "mcp"}]}], 0, "type 'mcp'"),
     ([{"role": "assistant", "tool_calls": [{"name": "f", "args": {}}]}], 0, "no 'function'"),
     ([{"role": "assistant", "tool_calls": [call("")]}], 0, "has no function 'name'"),
     ([{"role": "user", "tool_calls": [call("f")]}], 0, "only assistants call"),
@@ -257,11 +258,11 @@ def test_malformed_messages_are_an_error_naming_the_message(
     assert isinstance(info.value, InputError)  # the CLI's bad input: exit 2
 
 
-def test_a_langchain_message_object_is_refused_with_the_conversion_to_use() -> None:
+def test_a_langchain_message_object_is_read_as_it_is() -> None:
     from langchain_core.messages import HumanMessage
 
-    with pytest.raises(TranscriptError, match="convert_to_openai_messages"):
-        Transcript.from_messages([HumanMessage("hi")])  # type: ignore[list-item]
+    t = Transcript.from_messages([HumanMessage("hi")])
+    assert (t.turns[0].role, t.turns[0].text) == ("user", "hi")
 
 
 def test_langchain_messages_and_a_langgraph_state_convert_through_their_dict_form() -> None:

@@ -126,6 +126,62 @@ def unexplained(n: int = 60, seed: int = 0) -> list[Example]:
     ]
 
 
+_OPENERS = [
+    "Thanks for reaching out.",
+    "Sorry about the trouble with your order.",
+    "I looked into your order.",
+    "Thank you for your patience.",
+    "Happy to help with this.",
+]
+_MIDDLES = [
+    "Your parcel left our warehouse yesterday.",
+    "Shipping usually takes three to five days.",
+    "We have updated your account with the new address.",
+    "Our team checked the tracking number.",
+    "The courier will contact you before delivery.",
+    "You can print the return label from your account.",
+    "Changes to your order are possible until it ships.",
+    "Our shipping partner handles the delivery.",
+    "Our support line answers within 30 minutes.",
+    "Your order of 30 items is complete.",
+    "The refund desk is open every day.",
+    "A refund needs the original receipt.",
+]
+_CLOSERS = [
+    "Let me know if there is anything else.",
+    "Have a great day.",
+    "We are here if you need us.",
+    "Thanks again for shopping with us.",
+]
+_RIGHT = [
+    "You are covered by our 30-day refund policy.",
+    "Our 30-day refund applies to this item.",
+    "Send it back within the 30-day refund window.",
+]
+NEAR_MISSES = [
+    "You are covered by our 30 day return policy.",
+    "Our 60-day refund applies to this item.",
+    "Send it back within the 14-day refund window.",
+    "You will get a full refund once it arrives.",
+    "Our 30-day return policy covers this item.",
+]
+
+
+def exact_phrase(n: int = 60, seed: int = 0) -> list[Example]:
+    """Support replies, met exactly when they state the "30-day refund": the unmet ones
+    hold a near miss instead ("30 day return", "60-day refund", "14-day refund",
+    "full refund"), and "30", "day" and "refund" also turn up where they decide nothing."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        met = i % 2 == 0
+        parts = [rng.choice(_OPENERS), *rng.sample(_MIDDLES, rng.randint(1, 3))]
+        parts.insert(rng.randrange(1, len(parts) + 1), rng.choice(_RIGHT if met else NEAR_MISSES))
+        parts.append(rng.choice(_CLOSERS))
+        out.append(Example(f"P{i}", "Answer the customer.", " ".join(parts), met))
+    return out
+
+
 def write_labels(path: Path, key: str, examples: list[Example]) -> Path:
     with path.open("w", encoding="utf-8") as f:
         for e in examples:

@@ -15,7 +15,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..grading._files import read_utf8
 from ..grading._jsonout import dumps
-from ..grading._transcript import Transcript
+from ..grading._transcript import Transcript, loads, looks_like_messages
 
 
 def read_text(path: str, what: str) -> str:
@@ -33,8 +33,10 @@ def read_draft(path: str, what: str) -> str | Transcript:
     """A draft (or reference) file: its text, or an agent's transcript when it is a
     ``.json`` file holding a message list or ``{"messages": [...]}``.
 
-    Any other ``.json`` file (an object, invalid JSON) is text, for the JSON checkers;
-    a message list that cannot be read is an error naming the message.
+    A list of messages of any shape a :class:`~gradeloop.Transcript` reads (a
+    ``role``, a Responses item, a LangChain message dict) is a transcript. Any other
+    ``.json`` file (an object, invalid JSON) is text, for the JSON checkers; a message
+    list that cannot be read is an error naming the message.
     """
     text = read_text(path, what)
     if not path.lower().endswith(".json"):
@@ -43,11 +45,8 @@ def read_draft(path: str, what: str) -> str | Transcript:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return text
-    listed = data.get("messages") if isinstance(data, dict) else data
-    if isinstance(listed, list) and listed and isinstance(listed[0], dict) and "role" in listed[0]:
-        return Transcript.from_json(data, source=path)
-    if isinstance(data, dict) and isinstance(listed, list):  # {"messages": []}: no messages
-        return Transcript.from_json(data, source=path)
+    if looks_like_messages(data):  # read strictly: a key written twice is an error
+        return loads(text, source=path)
     return text
 
 

@@ -31,8 +31,9 @@ def add_parser(sub: Any) -> None:
         description="Find registered checkers (with options) that agree with people's labels "
         "(or the judge's stored verdicts) on one judge-filled key: candidates are mined from "
         "the drafts and, unless --no-model, proposed by the judge's model; each is scored on "
-        "a train / held-out split drawn with --seed. The winner is chosen on train and judged on "
-        "held-out. Exit 0 when its held-out kappa reaches --min-kappa (and --out is written "
+        "a train / held-out split drawn with --seed. The winner is chosen on train (by "
+        "cross-validation: 'cv', and the simplest among near-equals) and judged on held-out. "
+        "Exit 0 when its held-out kappa reaches --min-kappa (and --out is written "
         "with it as the key's shadow), 1 when none does (keep the key with the judge; "
         "nothing written), 2 for bad input.",
     )
@@ -198,7 +199,7 @@ def _model_line(proposal: Proposal, out: Any) -> None:
 
 def _table(rows: list[CandidateResult]) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold")
-    columns = ["#", "candidate", "from", "train kappa", "agree", "held-out kappa", "agree"]
+    columns = ["#", "candidate", "from", "cv", "train kappa", "agree", "held-out kappa", "agree"]
     for column in [*columns, "coverage", "false failures"]:
         table.add_column(column, overflow="fold")
     for n, r in enumerate(rows, start=1):
@@ -206,6 +207,7 @@ def _table(rows: list[CandidateResult]) -> Table:
             str(n),
             r.candidate.label,
             r.candidate.origin,
+            _num(r.cv),
             _num(r.train.kappa),
             _pct(r.train.agreement),
             _num(r.heldout.kappa),

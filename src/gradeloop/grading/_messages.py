@@ -1,279 +1,200 @@
-"""Reading one chat message, in OpenAI's or Anthropic's shape, into a :class:`Turn`.
+"""Reading an agent's messages into :class:`Turn` s, whatever shape each is in.
 
-Both shapes are read message by message (a list may mix them, as LangChain's dict
-form and hand-written fixtures do):
+A list may mix shapes (LangChain's dict form beside hand-written fixtures); each
+message is read by what it is:
 
-* OpenAI chat: ``role`` in system / developer / user / assistant / tool (and the
-  legacy ``function``); ``content`` a string, null or a list of parts; an assistant's
-  ``tool_calls[].function.{name, arguments}`` with ``arguments`` a JSON string (the
-  legacy ``function_call`` too); a ``role="tool"`` message is a call's result.
-* Anthropic messages: ``role`` user / assistant; ``content`` a string or a list of
-  blocks: ``text``, ``tool_use{id, name, input}`` (also ``server_tool_use`` and
-  ``mcp_tool_use``), ``tool_result{tool_use_id, content, is_error}``; other blocks
-  (images, documents, thinking...) are kept but are not text.
+* a chat message (it has a ``role``): OpenAI chat (``content`` a string, null or a
+  list of parts; an assistant's ``tool_calls``, the legacy ``function_call``;
+  ``role="tool"`` messages are results), Anthropic messages (``content`` blocks:
+  ``text``, ``tool_use``, ``tool_result``, the server tools' results), an Anthropic
+  ``Message`` or an OpenAI Responses ``message`` item, a Vercel AI SDK message
+  (``parts``, ``toolInvocations``). Content blocks: :mod:`._blocks`;
+* an OpenAI Responses item (``function_call``, ``function_call_output``,
+  ``reasoning``...): :mod:`._responses`. A model response's items (reasoning, text,
+  parallel calls) are one turn, as an assistant message with its calls is;
+* a LangChain message in its dict forms: :mod:`._langchain`.
 
 Anything that cannot be read is a :class:`~gradeloop.errors.TranscriptError` naming
-the message index; nothing is skipped silently, so a checker never passes on a call
-it could not see.
+the message index; nothing is skipped silently - a key or block that looks like a
+call and is not read is an error too - so a checker never passes on a call it could
+not see.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
-from ..errors import TranscriptError
+from ._blocks import read_content
+from ._chat import function_call, invocations, merge_calls, openai_calls, tool_message
+from ._langchain import langchain_form, read_langchain
+from ._responses import (
+    ASSISTANT_ITEMS,
+    CALL_ITEMS,
+    INPUT_ITEMS,
+    OUTPUT_ITEMS,
+    item_call,
+    item_output,
+)
+from ._turns import ToolCall, ToolResult, Turn, compact_json, error, is_map, kind, looks_like_call
 
-__all__ = ["ROLES", "ToolCall", "ToolResult", "Turn", "read_message"]
+__all__ = ["ROLES", "ToolCall", "ToolResult", "Turn", "compact_json", "read_messages"]
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-#: Content blocks that are a tool call (Anthropic's client, server and MCP tools).
-CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
-TEXT_PARTS = ("text", "input_text", "output_text")
+_ROLES = frozenset(ROLES)
+_RESULT_ROLES = frozenset(("tool", "function"))
+#: The call-like keys of a chat message that are read (all others are refused), and
+#: the usual keys, which need no look (a message's keys are looked at on every read).
+_PLAIN_KEYS = frozenset(
+    (
+        *("tool_calls", "tool_call_id", "function_call", "toolInvocations"),
+        *("role", "content", "name", "id", "type", "parts", "refusal", "audio", "annotations"),
+    )
+)
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call an agent made: the tool's ``name``, its parsed ``args`` (a dict),
-    the index of the message that holds it, and the call's ``id`` when it has one."""
-
-    name: str
-    args: dict[str, Any]
-    message_index: int
-    id: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.name}({compact_json(self.args)})"
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What a tool returned: its text, the message it is in, the call it answers."""
-
-    content: str
-    message_index: int
-    call_id: str | None = None
-    name: str | None = None
-    is_error: bool = False
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One message, read: its role, its text, the calls it makes, the results it holds.
-
-    ``other`` names the blocks that are neither text nor tools (``image``, ``thinking``).
-    """
-
-    index: int
-    role: str
-    text: str
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_results: tuple[ToolResult, ...] = ()
-    other: tuple[str, ...] = ()
-
-
-def compact_json(value: Any) -> str:
-    """One line of JSON, keys in their given order, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-
-
-def read_message(index: int, message: Any, names: Mapping[str, str]) -> Turn:
-    """Read message ``index``. ``names`` maps call ids seen so far to tool names, so a
-    result that carries only its call's id is shown with the tool's name."""
-    if not _is_map(message):
-        hint = "each message is an object with a 'role'"
-        if hasattr(message, "content") and hasattr(message, "type"):  # a LangChain message
-            hint = (
-                "convert LangChain messages to dicts first: "
-                "langchain_core.messages.convert_to_openai_messages(messages)"
-            )
-        raise _error(index, f"is {_kind(message)}; {hint}")
-    role = message.get("role")
-    if role is None:
-        raise _error(index, "has no 'role'; give one of: " + ", ".join(ROLES))
-    if role not in ROLES:
-        raise _error(index, f"has an unknown role {role!r}; expected one of: " + ", ".join(ROLES))
-    text, calls, results, other = _content(index, role, message.get("content"), names)
-    if message.get("tool_calls") is not None:
-        if role != "assistant":
-            raise _error(index, f"is a {role!r} message with 'tool_calls'; only assistants call")
-        calls += _openai_calls(index, message["tool_calls"])
-    if message.get("function_call") is not None:
-        calls.append(_function(index, message["function_call"], "'function_call'", None))
-    if role in ("tool", "function"):
-        results.append(_tool_message(index, role, message, text, names))
-        text = ""
-    return Turn(index, role, text, tuple(calls), tuple(results), tuple(other))
-
-
-def _content(
-    index: int, role: str, content: Any, names: Mapping[str, str]
-) -> tuple[str, list[ToolCall], list[ToolResult], list[str]]:
-    if content is None:
-        return "", [], [], []
-    if isinstance(content, str):
-        return content, [], [], []
-    if not isinstance(content, list):
-        raise _error(index, f"has 'content' that is {_kind(content)}; give a string or a list")
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    results: list[ToolResult] = []
-    other: list[str] = []
-    for n, block in enumerate(content):
-        kind = block.get("type") if _is_map(block) else None
-        if not isinstance(kind, str) or not kind:
-            raise _error(index, f"content block {n} is not an object with a 'type'")
-        if kind in TEXT_PARTS:
-            texts.append(_text_of(index, n, block))
-        elif kind in CALL_BLOCKS:
-            if role != "assistant":
-                raise _error(
-                    index, f"is a {role!r} message with a {kind} block; only assistants call"
-                )
-            calls.append(_tool_use(index, n, block))
-        elif kind == "tool_result":
-            if role in ("assistant", "tool"):  # "tool": one result inside another's content
-                raise _error(index, f"has a tool_result block where none can be (in {role!r})")
-            results.append(_tool_result(index, n, block, names))
+def read_messages(messages: Sequence[Any]) -> list[Turn]:
+    """Every message read, in order; a model response given as several Responses
+    items is one assistant turn, at the index of its first item."""
+    names: dict[str, str] = {}  # call id -> tool name, for results that give only the id
+    turns: list[Turn] = []
+    joinable = False  # the last turn is a Responses output a next output item joins
+    for index, message in enumerate(messages):
+        turn, output = _read(index, message, names)
+        if output and joinable:
+            turns[-1] = _join(turns[-1], turn)
         else:
-            other.append(kind)
-    return "\n".join(texts), calls, results, other
+            turns.append(turn)
+        joinable = output
+    return turns
 
 
-def _text_of(index: int, n: int, block: Mapping[str, Any]) -> str:
-    text = block.get("text")
-    if not isinstance(text, str):
-        raise _error(index, f"content block {n} ({block.get('type')}) has no string 'text'")
-    return text
+def _read(index: int, message: Any, names: dict[str, str]) -> tuple[Turn, bool]:
+    """The message read, and whether it is a Responses item of the model's output."""
+    if not is_map(message):
+        raise error(index, f"is {kind(message)}; each message is an object with a 'role'")
+    role, t = message.get("role"), message.get("type")
+    if role is not None and (t is None or t == "message"):
+        turn = _read_chat(index, role, message, names)
+        return turn, t == "message" and role == "assistant"
+    if isinstance(t, str) and (t in CALL_ITEMS or t in ASSISTANT_ITEMS):
+        return _assistant_item(index, t, message, names), True
+    if isinstance(t, str) and t in OUTPUT_ITEMS:
+        return Turn(index, "tool", "", tool_results=(item_output(index, message, names),)), False
+    if isinstance(t, str) and t in INPUT_ITEMS:
+        return Turn(
+            index, "user" if t == "mcp_approval_response" else "system", "", other=(t,)
+        ), False
+    found = langchain_form(message)
+    if found is not None:
+        return read_langchain(index, found[0], found[1], names, ROLES), False
+    raise _unread(index, message, t)
 
 
-def _tool_use(index: int, n: int, block: Mapping[str, Any]) -> ToolCall:
-    where = f"{block['type']} block {n}"
-    name = block.get("name")
-    if not isinstance(name, str) or not name:
-        raise _error(index, f"{where} has no tool 'name'")
-    args = block.get("input", {})
-    if not _is_map(args):
-        raise _error(index, f"{where} ({name}) has 'input' that is {_kind(args)}, not an object")
-    # JSON data or not, the messages' JSON copy (Transcript) says, naming the message
-    return ToolCall(name, dict(args), index, _id(block.get("id")))
-
-
-def _tool_result(
-    index: int, n: int, block: Mapping[str, Any], names: Mapping[str, str]
-) -> ToolResult:
-    call_id = _id(block.get("tool_use_id"))
-    text, _, _, other = _content(index, "tool", block.get("content"), names)
-    if other:
-        text = "\n".join([text, *(f"[{k}]" for k in other)]).strip("\n")
-    is_error = block.get("is_error") is True
-    return ToolResult(text, index, call_id, names.get(call_id or ""), is_error)
-
-
-def _openai_calls(index: int, raw: Any) -> list[ToolCall]:
-    if not isinstance(raw, list):
-        raise _error(index, f"has 'tool_calls' that is {_kind(raw)}, not a list")
-    calls = []
-    for n, call in enumerate(raw):
-        where = f"tool call {n}"
-        if not _is_map(call):
-            raise _error(index, f"{where} is {_kind(call)}, not an object")
-        kind = call.get("type", "function")
-        if kind != "function":
-            raise _error(index, f"{where} has type {kind!r}; only 'function' calls can be read")
-        function = call.get("function")
-        if not _is_map(function):
-            raise _error(
+def _read_chat(index: int, role: Any, message: Mapping[str, Any], names: dict[str, str]) -> Turn:
+    if type(role) is not str or role not in _ROLES:
+        raise error(index, f"has an unknown role {role!r}; expected one of: " + ", ".join(ROLES))
+    for key in message:
+        if key not in _PLAIN_KEYS and looks_like_call(key):
+            raise error(
                 index,
-                f"{where} has no 'function' object; OpenAI tool calls look like "
-                '{"type": "function", "function": {"name": ..., "arguments": "{...}"}} '
-                "(LangChain messages: convert them with convert_to_openai_messages)",
+                f"has a key {key!r} that looks like tool calls and is not read; give "
+                "calls as 'tool_calls' (OpenAI chat) or tool_use blocks (Anthropic)",
             )
-        calls.append(_function(index, function, where, _id(call.get("id"))))
-    return calls
+    parts = read_content(index, role, message.get("content"), names)
+    if message.get("parts") is not None:  # the Vercel AI SDK's UI messages
+        text_given = len(parts.texts)
+        read_content(index, role, message["parts"], names, parts)
+        if text_given and len(parts.texts) > text_given:  # v4: 'content' is the parts' text
+            del parts.texts[:text_given]
+    calls, results = parts.calls, parts.results
+    if "tool_calls" in message or "function_call" in message or "toolInvocations" in message:
+        listed, extra = _listed_calls(index, role, message)
+        calls = merge_calls(index, parts, listed, names)
+        results += extra
+    elif parts.wrapped:
+        calls = merge_calls(index, parts, [], names)
+    text = "\n".join(parts.texts)
+    if not text and isinstance(message.get("refusal"), str):  # OpenAI chat's refusal
+        text = message["refusal"]
+    if role in _RESULT_ROLES and (text or not results):
+        results.append(tool_message(index, role, message, text, names))
+        text = ""
+    return Turn(index, role, text, tuple(calls), tuple(results), tuple(parts.other))
 
 
-def _function(index: int, function: Any, where: str, call_id: str | None) -> ToolCall:
-    if not _is_map(function):
-        raise _error(index, f"{where} is {_kind(function)}, not an object")
-    name = function.get("name")
-    if not isinstance(name, str) or not name:
-        raise _error(index, f"{where} has no function 'name'")
-    return ToolCall(name, _arguments(index, where, name, function.get("arguments")), index, call_id)
+_LISTS = ("tool_calls", "function_call", "toolInvocations")
 
 
-def _arguments(index: int, where: str, name: str, raw: Any) -> dict[str, Any]:
-    """A call's arguments: a JSON string holding an object (an object is taken as is;
-    an empty string or null is no arguments)."""
-    label = f"{where} ({name})"
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    if _is_map(raw):
-        return dict(raw)
-    if not isinstance(raw, str):
-        raise _error(index, f"{label} has 'arguments' that is {_kind(raw)}; give a JSON string")
-    try:
-        value = _DECODER.decode(raw)
-    except json.JSONDecodeError as exc:
-        raise _error(
-            index, f"{label} has arguments that are not JSON: {exc.msg} at column {exc.colno}"
-        ) from None
-    except RecursionError:
-        raise _error(index, f"{label} has arguments nested too deeply to read") from None
-    except ValueError as exc:
-        raise _error(index, f"{label} has arguments that are not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _error(index, f"{label} has arguments that are {_kind(value)}, not a JSON object")
-    return value
+def _listed_calls(
+    index: int, role: str, message: Mapping[str, Any]
+) -> tuple[list[ToolCall], list[ToolResult]]:
+    """The calls a chat message lists beside its content, and Vercel's results."""
+    listed: list[ToolCall] = []
+    results: list[ToolResult] = []
+    for key in _LISTS:
+        value = message.get(key)
+        if value is None:
+            continue
+        if role != "assistant":
+            raise error(index, f"is a {role!r} message with {key!r}; only assistants call")
+        if key == "tool_calls":
+            listed += openai_calls(index, value)
+        elif key == "function_call":
+            listed.append(function_call(index, value, "'function_call'", None))
+        else:
+            found, results = invocations(index, value)
+            listed += found
+    return listed, results
 
 
-def _tool_message(
-    index: int, role: str, message: Mapping[str, Any], text: str, names: Mapping[str, str]
-) -> ToolResult:
-    call_id = _id(message.get("tool_call_id"))
-    name = message.get("name")
-    if not isinstance(name, str) or not name:
-        name = names.get(call_id or "")
-    if role == "function" and not name:
-        raise _error(index, "is a 'function' message without the function's 'name'")
-    return ToolResult(text, index, call_id, name)
+def _assistant_item(index: int, t: str, item: Mapping[str, Any], names: dict[str, str]) -> Turn:
+    """A Responses item of the model's: a call (with what its tool returned, for the
+    built-in tools) or another item (``reasoning``)."""
+    if t in ASSISTANT_ITEMS:
+        return Turn(index, "assistant", "", other=(t,))
+    call, result = item_call(index, item, t, names)
+    if call is None:  # an MCP call whose approval request was the call
+        return Turn(index, "assistant", "", (), (result,) if result else ())
+    if call.id is not None:
+        names[call.id] = call.name
+    return Turn(index, "assistant", "", (call,), (result,) if result else ())
 
 
-def _no_duplicates(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"the key {key!r} appears twice")
-        out[key] = value
-    return out
+def _join(first: Turn, more: Turn) -> Turn:
+    """Two Responses items of one model response as one turn."""
+    at = first.index
+    calls = tuple(replace(c, message_index=at) for c in more.tool_calls)
+    results = tuple(replace(r, message_index=at) for r in more.tool_results)
+    text = "\n".join(t for t in (first.text, more.text) if t)
+    return Turn(
+        at,
+        "assistant",
+        text,
+        first.tool_calls + calls,
+        first.tool_results + results,
+        first.other + more.other,
+    )
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-
-
-def _is_map(value: Any) -> bool:
-    # a dict first: isinstance against the Mapping ABC costs more than the rest of a read
-    return type(value) is dict or isinstance(value, Mapping)
-
-
-def _id(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _error(index: int, what: str) -> TranscriptError:
-    return TranscriptError(f"message {index} {what}", index=index)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    names = {dict: "an object", list: "a list", str: "a string", type(None): "null"}
-    return names.get(type(value), f"a {type(value).__name__}")
+def _unread(index: int, message: Mapping[str, Any], t: Any) -> Exception:
+    """The error for a message of no shape we read, with the fix for the usual ones."""
+    if t == "item_reference":
+        return error(
+            index,
+            "is a Responses item_reference: it names an earlier item by id, which cannot "
+            "be checked; give the items themselves (response.output)",
+        )
+    if "choices" in message:
+        return error(index, "is a whole chat completion; give completion.choices[0].message")
+    if t == "response" or ("output" in message and "object" in message):
+        return error(index, "is a whole Responses response; give its items (response.output)")
+    if isinstance(t, str) and looks_like_call(t):
+        return error(
+            index,
+            f"has type {t!r}, which looks like a tool call but is not a shape gradeloop reads",
+        )
+    if t is not None:
+        return error(index, f"has type {t!r} and no 'role'; give one of: " + ", ".join(ROLES))
+    return error(index, "has no 'role'; give one of: " + ", ".join(ROLES))

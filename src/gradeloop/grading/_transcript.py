@@ -10,14 +10,19 @@ fresh copy each time.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from pydantic import BaseModel
+
 from ..errors import InputError, TranscriptError
 from ._files import read_utf8
-from ._messages import ToolCall, ToolResult, Turn, read_message
+from ._langchain import langchain_form
+from ._messages import ROLES, ToolCall, ToolResult, Turn, read_messages
 from ._render import RESULT_LIMIT, render
+from ._responses import ASSISTANT_ITEMS, CALL_ITEMS, OUTPUT_ITEMS
+from ._turns import is_map, strict_loads
 
 __all__ = [
     "Draft",
@@ -28,11 +33,15 @@ __all__ = [
     "as_transcript",
     "draft_parts",
     "judge_text",
+    "loads",
+    "looks_like_messages",
 ]
 
 
 class Transcript:
-    """An agent's conversation, read from OpenAI chat or Anthropic messages.
+    """An agent's conversation: OpenAI chat or Responses, Anthropic, LangChain or
+    Vercel AI SDK messages, as dicts or as the SDKs' own objects (any pydantic model
+    is read as its ``model_dump(mode="json")``), one shape or several mixed.
 
     >>> t = Transcript.from_messages([
     ...     {"role": "user", "content": "Where is order A1?"},
@@ -56,24 +65,20 @@ class Transcript:
 
     __slots__ = ("_calls", "_final", "_json", "_rendered", "_results", "_steps", "_turns")
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], *, source: str = "") -> None:
+    def __init__(self, messages: Sequence[Any], *, source: str = "") -> None:
         if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
             raise TranscriptError(
                 f"messages must be a list of message objects, not {type(messages).__name__}",
                 source=source,
             )
-        names: dict[str, str] = {}  # call id -> tool name, for results that give only the id
-        turns = []
+        text, plain = _dumps(messages, source)
         try:
-            for index, message in enumerate(messages):
-                turn = read_message(index, message, names)
-                names.update((c.id, c.name) for c in turn.tool_calls if c.id is not None)
-                turns.append(turn)
+            turns = read_messages(messages if plain is None else plain)
         except TranscriptError as exc:
             if not source:
                 raise
             raise TranscriptError(str(exc), index=exc.index, source=source) from None
-        self._json = _dumps(messages, source)
+        self._json = text
         self._turns = tuple(turns)
         self._calls = tuple(c for t in turns for c in t.tool_calls)
         self._results = tuple(r for t in turns for r in t.tool_results)
@@ -84,10 +89,8 @@ class Transcript:
         self._rendered: str | None = None
 
     @classmethod
-    def from_messages(
-        cls, messages: Sequence[Mapping[str, Any]], *, source: str = ""
-    ) -> Transcript:
-        """Read a list of message dicts (OpenAI chat or Anthropic shape, or a mix).
+    def from_messages(cls, messages: Sequence[Any], *, source: str = "") -> Transcript:
+        """Read a list of messages: dicts or SDK objects, of any shape the class reads.
 
         ``source`` names where they came from in error messages (a file, a line).
         """
@@ -107,16 +110,9 @@ class Transcript:
 
     @classmethod
     def load(cls, path: str | Path) -> Transcript:
-        """Read a JSON file holding a message list or ``{"messages": [...]}``."""
-        text = read_utf8(path, "transcript")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"transcript file {path} is not JSON: {exc.msg} at line {exc.lineno}, "
-                f"column {exc.colno}"
-            ) from None
-        return cls.from_json(data, source=str(path))
+        """Read a JSON file holding a message list or ``{"messages": [...]}``. A key
+        written twice in one object is an error (JSON readers keep the last value)."""
+        return loads(read_utf8(path, "transcript"), source=str(path))
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -184,7 +180,7 @@ class Transcript:
         return f"<Transcript: {len(self._turns)} messages, {len(self._calls)} tool calls>"
 
 
-Draft: TypeAlias = str | Transcript | Sequence[Mapping[str, Any]]
+Draft: TypeAlias = str | Transcript | Sequence[Any]
 """What the graders take as a draft or a reference: text, or an agent's messages."""
 
 
@@ -225,14 +221,65 @@ def judge_text(draft: Any) -> str:
     return transcript.render()
 
 
-def _dumps(messages: Iterable[Any], source: str) -> str:
+def loads(text: str, *, source: str) -> Transcript:
+    """A transcript from JSON text (a file's), strictly: a key written twice in one
+    object is an error naming it, never the last value kept."""
     try:
-        return json.dumps(list(messages), ensure_ascii=False, allow_nan=False)
+        data = strict_loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"transcript file {source} is not JSON: {exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise InputError(f"transcript file {source} is nested too deeply to read") from None
+    except ValueError as exc:
+        raise InputError(f"transcript file {source} is ambiguous: {exc}; write it once") from None
+    return Transcript.from_json(data, source=source)
+
+
+def looks_like_messages(data: Any) -> bool:
+    """Whether parsed JSON is meant as a transcript: ``{"messages": [...]}``, or a
+    non-empty list of objects one of which is a message of a shape that is read
+    (a ``role``, a Responses item, a LangChain message). Such data is read as a
+    transcript, its errors named; other JSON is data for the JSON checkers."""
+    if is_map(data):
+        return isinstance(data.get("messages"), list)
+    if not isinstance(data, list) or not data or not all(is_map(m) for m in data):
+        return False
+    return any(_message_shaped(m) for m in data)
+
+
+def _message_shaped(message: Any) -> bool:
+    if message.get("role") in ROLES:
+        return True
+    t = message.get("type")
+    if isinstance(t, str) and (t in CALL_ITEMS or t in OUTPUT_ITEMS or t in ASSISTANT_ITEMS):
+        return True
+    return langchain_form(message) is not None
+
+
+def _dumps(messages: Sequence[Any], source: str) -> tuple[str, Any]:
+    """The messages as JSON text, and as JSON data when some were objects (SDK
+    objects and other pydantic models, made JSON with ``model_dump(mode="json")``;
+    None when they were JSON data already and are read as given)."""
+    converted = False
+
+    def jsonable(value: Any) -> Any:
+        nonlocal converted
+        if isinstance(value, BaseModel):
+            converted = True
+            return value.model_dump(mode="json", warnings=False)
+        raise TypeError(f"a {type(value).__name__} is not JSON data")
+
+    try:
+        text = json.dumps(list(messages), ensure_ascii=False, allow_nan=False, default=jsonable)
+        return text, (json.loads(text) if converted else None)
     except (TypeError, ValueError, RecursionError):
         pass
     for index, message in enumerate(messages):  # only to name the message at fault
         try:
-            json.dumps(message, allow_nan=False)
+            json.dumps(message, allow_nan=False, default=jsonable)
         except (TypeError, ValueError, RecursionError) as exc:
             raise TranscriptError(
                 f"message {index} holds a value that is not JSON data ({exc})",

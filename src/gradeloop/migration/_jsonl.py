@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..grading._files import read_utf8
 from ..grading._rubric import Rubric
 from ..grading._transcript import Transcript
+from ..grading._turns import strict_loads
 from ..judging._bias import PairItem
 
 __all__ = ["DraftItem", "LabelledItem", "digest", "read_drafts", "read_labels", "read_pairs"]
@@ -135,12 +136,16 @@ def _objects(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any],
             continue
         where = f"{path}:{number}"
         try:
-            obj = json.loads(raw)
+            obj = strict_loads(raw)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"{where}: invalid JSON: {exc.msg} (column {exc.colno}); "
                 "each line must be one JSON object"
             ) from None
+        except RecursionError:
+            raise InputError(f"{where}: nested too deeply to read") from None
+        except ValueError as exc:  # a key twice: a reader would keep the last value
+            raise InputError(f"{where}: ambiguous JSON: {exc}; write each key once") from None
         if not isinstance(obj, dict):
             raise InputError(f"{where}: expected a JSON object, got {_kind(obj)}")
         yield number, obj, where

@@ -21,7 +21,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import GradeloopError, InputError, UnknownCheckerError
@@ -29,6 +29,7 @@ from ..grading._context import make_context
 from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Criterion, Rubric
 from ._propose_candidates import Candidate, Origin, bind, canonical, model_risk
+from ._propose_cv import NEAR, complexity, cv_scores, folds, shape
 from ._propose_evidence import Example, Split, examples_from, require_enough, split
 from ._propose_mine import Miner, MiningData, mine
 from ._propose_model import ModelAnswer, ask_model
@@ -49,6 +50,7 @@ class CandidateResult:
     train: Figures
     heldout: Figures
     errors: int = 0  # drafts on which the checker raised or gave no answer
+    cv: float | None = None  # the score it was ranked by (cross-validated: _propose_cv)
 
     @property
     def checker(self) -> str:
@@ -61,9 +63,11 @@ class CandidateResult:
         return self.candidate.options
 
     def to_json(self) -> dict[str, Any]:
-        """``checker``, ``options``, ``origin``, ``why``, ``train``, ``heldout``, ``errors``."""
+        """``checker``, ``options``, ``origin``, ``why``, ``cv`` (the cross-validated
+        score it was ranked by), ``train``, ``heldout``, ``errors``."""
         return {
             **self.candidate.to_json(),
+            "cv": None if self.cv is None else round(self.cv, 4),
             "train": self.train.to_json(),
             "heldout": self.heldout.to_json(),
             "errors": self.errors,
@@ -223,6 +227,7 @@ def propose_checkers(
     sp = split(examples, seed)
     data = MiningData(key, c.description, sp.train, reg)
     raw: list[tuple[Raw, Origin]] = [(p, "mined") for p in mine(data, miners)]
+    fitted = {ident for ident, _ in _validate(raw, rubric, key, reg)[0]}  # fitted to the drafts
     raw += [((name, dict(opts), "given by the caller"), "mined") for name, opts in candidates]
     answer = None
     notes: list[str] = []
@@ -232,11 +237,30 @@ def propose_checkers(
         notes.extend(answer.notes)
     elif use_model:
         notes.append("no judge was given, so the model proposed nothing; mined candidates only")
-    kept, dropped = _validate(raw, rubric, key, reg)
+    found, dropped = _validate(raw, rubric, key, reg)
+    kept = [cand for _, cand in found]
     if answer is not None:
         dropped += [Dropped("?", {}, "model", d) for d in answer.dropped]
-    results, slow = _score(kept, c, sp, reg)
-    results.sort(key=lambda r: _rank(r, c.description))
+    scored, slow = _score(kept, c, sp, reg)
+    chosen = [(ident in fitted, *s) for (ident, _), s in zip(found, scored, strict=True) if s]
+
+    def mined_in(train: Sequence[int]) -> set[str]:
+        fold = MiningData(key, c.description, [sp.train[i] for i in train], reg)
+        fold.probes = data.probes  # each draft's own values, found once
+        raw_fold: list[tuple[Raw, Origin]] = [(p, "mined") for p in mine(fold, miners)]
+        return {shape(cand) for _, cand in _validate(raw_fold, rubric, key, reg)[0]}
+
+    scores = cv_scores(
+        [r.candidate for _, r, _ in chosen],
+        [f for f, _, _ in chosen],
+        [answers for _, _, answers in chosen],
+        [e.met for e in sp.train],
+        folds(sp.train, seed=seed),
+        mined_in,
+    )
+    results = _ranked(
+        [replace(r, cv=k) for (_, r, _), k in zip(chosen, scores, strict=True)], c.description
+    )
     return Proposal(
         key=key,
         candidates=results,
@@ -268,8 +292,9 @@ def _judge_key(rubric: Rubric, key: str) -> Criterion:
 
 def _validate(
     raw: Sequence[tuple[Raw, Origin]], rubric: Rubric, key: str, reg: Registry
-) -> tuple[list[Candidate], list[Dropped]]:
-    """Candidates bound as the key's shadow (as a rubric's are), distinct, in order."""
+) -> tuple[list[tuple[str, Candidate]], list[Dropped]]:
+    """Candidates bound as the key's shadow (as a rubric's are), distinct, in order,
+    each with its identity (:func:`_identity`)."""
     kept: dict[str, Candidate] = {}
     dropped: list[Dropped] = []
     for (name, options, why), origin in raw:
@@ -294,7 +319,7 @@ def _validate(
             kept[ident] = Candidate(name, bound, origin, why)
         elif seen.origin != origin:
             kept[ident] = Candidate(seen.checker, seen.options, "both", seen.why)
-    return list(kept.values()), dropped
+    return list(kept.items()), dropped
 
 
 def _identity(reg: Registry, name: str, options: Mapping[str, Any]) -> str:
@@ -320,13 +345,15 @@ def _reason(message: str, key: str) -> str:
 
 def _score(
     kept: Sequence[Candidate], c: Criterion, sp: Split, reg: Registry
-) -> tuple[list[CandidateResult], list[Dropped]]:
+) -> tuple[list[tuple[CandidateResult, list[bool]] | None], list[Dropped]]:
+    """Each candidate's figures and its answers on the training drafts (None for one
+    too slow to keep), in the order of ``kept``."""
     examples: list[Example] = [*sp.train, *sp.heldout]
     texts = [e.draft for e in examples]
     contexts = [make_context(e.task, e.reference, e.metadata, e.transcript) for e in examples]
     truth = [e.met for e in examples]
     cut = len(sp.train)
-    results: list[CandidateResult] = []
+    out: list[tuple[CandidateResult, list[bool]] | None] = []
     slow: list[Dropped] = []
     checks = [(reg.info(cand.checker), dict(cand.options)) for cand in kept]
     ran_all = predict(checks, c, texts, contexts, CANDIDATE_SECONDS)
@@ -337,32 +364,40 @@ def _score(
                 "check every draft"
             )
             slow.append(Dropped(cand.checker, cand.options, cand.origin, reason))
+            out.append(None)
             continue
         predicted, errors = ran
-        results.append(
-            CandidateResult(
-                cand,
-                train=figures(predicted[:cut], truth[:cut]),
-                heldout=figures(predicted[cut:], truth[cut:]),
-                errors=errors,
-            )
+        result = CandidateResult(
+            cand,
+            train=figures(predicted[:cut], truth[:cut]),
+            heldout=figures(predicted[cut:], truth[cut:]),
+            errors=errors,
         )
-    return results, slow
+        out.append((result, predicted[:cut]))
+    return out, slow
 
 
-def _rank(r: CandidateResult, description: str) -> tuple[Any, ...]:
-    """Best first on the training drafts alone: kappa, agreement; then, among equals,
-    one whose values the key's description names ("40 words", "please"), then the
-    simpler."""
-    t = r.train
-    return (
-        -(t.kappa if t.kappa is not None else -2.0),
-        -(t.agreement or 0.0),
-        r.errors,
-        not _named_in(description, r.options),
-        len(canonical(r.checker, r.options)),
-        r.candidate.label,
-    )
+def _ranked(results: Sequence[CandidateResult], description: str) -> list[CandidateResult]:
+    """Best first by the cross-validated score; among those within :data:`NEAR` of the
+    best, the simplest first (:func:`complexity`); then agreement, errors, a value
+    the key's description names ("40 words", "please"), the shorter."""
+    best = max((r.cv for r in results if r.cv is not None), default=0.0)
+
+    def rank(r: CandidateResult) -> tuple[Any, ...]:
+        score = r.cv if r.cv is not None else -2.0
+        near = score >= best - NEAR and score > 0
+        return (
+            not near,
+            complexity(r.candidate)[0] if near else 0,
+            -score,
+            -(r.train.agreement or 0.0),
+            r.errors,
+            not _named_in(description, r.options),
+            len(canonical(r.checker, r.options)),
+            r.candidate.label,
+        )
+
+    return sorted(results, key=rank)
 
 
 def _named_in(description: str, options: Mapping[str, Any]) -> bool:

@@ -28,6 +28,11 @@ class MiningData:
     examples: Sequence[Example]
     registry: Registry
     notes: list[str] = field(default_factory=list)
+    #: Each draft's own value of a swept option, by (checker, option, id of the
+    #: example): a draft's value does not depend on the others, so the folds of
+    #: cross-validation (:mod:`._propose_cv`), mined on parts of these same examples,
+    #: ask the checker once.
+    probes: dict[tuple[str, str, int], int | None] = field(default_factory=dict)
 
     @cached_property
     def texts(self) -> list[str]:

@@ -83,10 +83,12 @@ def _thresholds(info: CheckerInfo, data: MiningData) -> Iterable[Proposal]:
             info.validate_options({option: lowest})
         except ValueError:
             continue  # the option cannot be set alone (another one is required)
-        values = [
-            _probe(info, option, kind, lowest, text, ctx)
-            for text, ctx in zip(data.texts, data.contexts, strict=True)
-        ]
+        values = []
+        for example, text, ctx in zip(data.examples, data.texts, data.contexts, strict=True):
+            at = (info.name, option, id(example))
+            if at not in data.probes:
+                data.probes[at] = _probe(info, option, kind, lowest, text, ctx)
+            values.append(data.probes[at])
         for t, k in _sweep(values, data.met, kind, data.numbers)[:CUTS]:
             why = f"the best cut of the drafts' own {option} values (train kappa {k:.2f})"
             out.append((info.name, {option: t}, why))

@@ -4,7 +4,9 @@ Each draft is read once per pass into a set of *features* (word n-grams, number
 patterns, Markdown headings), and each feature is counted in met and unmet drafts:
 every pass is linear in the text, with no regular expression that can backtrack.
 Word n-grams are grown a word at a time from n-grams frequent enough to matter, so
-a long or hostile draft adds its length to the work, never its length squared.
+a long or hostile draft adds its length to the work, never its length squared. A
+word keeps its digits and inner hyphens (``30-day``), so the exact phrase a rule
+names is a feature of its own, apart from its near misses (``60-day refund``).
 
 From the counts come single-feature candidates (``contains`` a phrase, or
 ``not_contains`` it; ``regex`` for a number pattern; ``required_sections`` for a
@@ -31,6 +33,10 @@ POOL = 30  # features considered for combinations
 MAX_VALUES = 6  # features in one combination
 
 _WORD = re.compile(r"\w+")  # one run of word characters: linear, no backtracking
+# A phrase's word keeps its inner hyphens ("30-day", "follow-up"): the exact phrase a
+# rule names ("30-day refund") is then a phrase, and "60-day refund" is another.
+# Each hyphen must be followed by a word character: no run can be tried twice.
+_PHRASE_WORD = re.compile(r"\w+(?:-\w+)*+")
 
 
 def kappa_of(a: int, b: int, c: int, d: int) -> float:
@@ -140,10 +146,11 @@ class Features:
 
 
 def _words(text: str) -> Iterator[tuple[str, bool]]:
-    """Each word (lowercased) and whether exactly one space separates it from the last."""
+    """Each word (lowercased, inner hyphens kept) and whether exactly one space
+    separates it from the last."""
     lowered = text.lower()
     end = -1
-    for m in _WORD.finditer(lowered):
+    for m in _PHRASE_WORD.finditer(lowered):
         start = m.start()
         yield m.group(), start == end + 1 and lowered[end] == " " if end > 0 else False
         end = m.end()
