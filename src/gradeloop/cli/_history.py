@@ -12,7 +12,7 @@ from rich.markup import escape
 from ..errors import InputError, LoopNotFoundError
 from ..history._paths import default_history_path
 from ..history._store import HistoryStore
-from ._io import add_db_option, console, print_json, table
+from ._io import add_db_option, console, dollars, print_json, table
 
 
 def add_parser(sub: Any) -> None:
@@ -106,14 +106,9 @@ def _list(loops: list[Any], costs: dict[str, float | None]) -> None:
             s.stop_reason or s.status,
             "yes" if s.passed else "no",
             "-" if s.final_score is None else f"{s.final_score:.2f}",
-            _dollars(costs.get(s.loop_id)),
+            dollars(costs.get(s.loop_id)),
         )
     out.print(rows)
-
-
-def _dollars(cost: float | None) -> str:
-    # a model without a price: its cost is unknown, never shown as $0.0000
-    return "unknown" if cost is None else f"${cost:,.4f}"
 
 
 def _split_keys(record: dict[str, Any]) -> str | None:
@@ -162,7 +157,7 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
             score,
             escape(", ".join(r.get("failed_keys") or []) or "-"),
             f"{usage.get('total_input', 0)}/{usage.get('output_tokens', 0)}",
-            _dollars(usage.get("cost_usd")),
+            dollars(usage.get("cost_usd")),
             escape(r.get("judge_error") or r.get("feedback") or ""),
         ]
         if sampled:
@@ -175,7 +170,7 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
         out.print(
             f"calls in no round (a draft that failed): {calls}, tokens "
             f"{outside.get('total_input', 0)} in/{outside.get('output_tokens', 0)} out, "
-            f"cost {_dollars(outside.get('cost_usd'))}",
+            f"cost {dollars(outside.get('cost_usd'))}",
             markup=False,
         )
     out.print(
@@ -227,7 +222,7 @@ def run_stats(args: argparse.Namespace) -> int:
         else ""
     )
     total, per_loop, per_passed = (
-        "n/a" if cost[k] is None else _dollars(cost[k])
+        "n/a" if cost[k] is None else dollars(cost[k])
         for k in ("total", "per_loop", "per_passed_loop")
     )
     out.print(

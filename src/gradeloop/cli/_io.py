@@ -168,6 +168,12 @@ def write_out(out: str, draft: str, loop_id: str | None, db: str | None) -> None
         raise InputError(f"cannot write --out file {out} ({exc.strerror}); {recover}") from None
 
 
+def dollars(cost: float | None) -> str:
+    """``$0.0123``, or ``unknown`` when a model's price is not known (never a guess, never
+    $0): the one way every command writes a cost."""
+    return "unknown" if cost is None else f"${cost:,.4f}"
+
+
 def percent(x: float | None) -> str:
     """``75%`` for 0.75; ``-`` for a figure that is undefined."""
     return "-" if x is None else f"{x * 100:.0f}%"

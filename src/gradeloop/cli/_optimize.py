@@ -16,6 +16,7 @@ from ._io import (
     add_db_option,
     check_out,
     console,
+    dollars,
     print_json,
     read_task,
     write_out,
@@ -257,7 +258,7 @@ def describe(it: Iteration, cap: int) -> str:
     head = f"round {it.iteration}/{max(cap, 1)}"
     tokens = (
         f"tokens {it.usage.total_input} in/{it.usage.output_tokens} out"
-        f"  {dollars(it.usage.cost_usd)}"
+        f"  cost {dollars(it.usage.cost_usd)}"
     )
     ms = it.generation_time_ms + (it.evaluation_time_ms or 0)
     if it.evaluation is None:
@@ -270,8 +271,3 @@ def describe(it: Iteration, cap: int) -> str:
         f"{head}  score {ev.overall_score or 0.0:.2f}  {'pass' if ev.accepted else 'fail'}  "
         f"failed: {failed}  {tokens}  {ms / 1000:.1f}s{reused}"
     )
-
-
-def dollars(cost: float | None) -> str:
-    """``$0.0123``, or ``$?`` when a model's price is unknown (never a guess)."""
-    return "$?" if cost is None else f"${cost:,.4f}"

@@ -17,7 +17,7 @@ from ..history._store import HistoryStore
 from ..judging._bias import PositionBias, PreferenceBatch, compare_many
 from ..judging._preference import Preference, compare_drafts
 from ..migration._jsonl import read_pairs
-from ._io import add_db_option, console, print_json, read_task, read_text, table
+from ._io import add_db_option, console, dollars, print_json, read_task, read_text, table
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -25,7 +25,6 @@ from ._models import (
     build_judge,
     require_model,
 )
-from ._optimize import dollars
 
 _LABEL = {"a": "A", "b": "B", "tie": "tie"}
 
@@ -170,5 +169,5 @@ def _judge_line(requests: int, usage: Any) -> str:
         return f"judge: {requests} request(s)"
     return (
         f"judge: {requests} request(s), {usage.total_input + usage.output_tokens:,} tokens, "
-        f"{dollars(usage.cost_usd)}"
+        f"cost {dollars(usage.cost_usd)}"
     )
