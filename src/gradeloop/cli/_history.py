@@ -111,6 +111,19 @@ def _list(loops: list[Any], costs: dict[str, float | None]) -> None:
     out.print(rows)
 
 
+def _print_failures(out: Any, failures: list[Any], limit: int = 1000) -> None:
+    """Why each call outside a round failed, and what a cut-off draft had written."""
+    for failure in failures:
+        if not isinstance(failure, dict):
+            continue
+        out.print(f"  failed: {failure.get('error')}", markup=False)
+        text = failure.get("text")
+        if isinstance(text, str) and text:
+            more = "" if len(text) <= limit else f" (the first {limit}; `--json` has all)"
+            out.print(f"  it had written {len(text):,} characters{more}:", markup=False)
+            out.print(text[:limit], markup=False)
+
+
 def _split_keys(record: dict[str, Any]) -> str | None:
     """``"tone 2/3"`` for the judge keys whose samples split in this round; None when the
     round was not judged with samples > 1."""
@@ -173,6 +186,7 @@ def _show(data: dict[str, Any], records: list[dict[str, Any]]) -> None:
             f"cost {dollars(outside.get('cost_usd'))}",
             markup=False,
         )
+        _print_failures(out, outside.get("failures") or [])
     out.print(
         f"final output: {data['final_output_id'] or '-'}  total {data['total_time_ms'] / 1000:.1f}s"
         " (✓ marks it; `--json` prints every draft)",

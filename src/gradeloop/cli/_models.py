@@ -362,8 +362,9 @@ def add_max_tokens_option(parser: argparse.ArgumentParser) -> None:
         "--max-tokens",
         type=_positive_int,
         metavar="N",
-        help="cut each draft off past N tokens (default: the rubric's [generator] "
-        "max_tokens, else 8192); a small local model may otherwise write until the ceiling",
+        help="the ceiling of each draft, in tokens (default: the rubric's [generator] "
+        "max_tokens, else 8192). A draft that reaches N tokens is cut off and fails the "
+        "loop (it is not an answer): set N above the longest draft you expect",
     )
 
 

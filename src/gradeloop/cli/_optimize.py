@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, NotAnAnswer
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
 from ..history._store import HistoryStore
@@ -146,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     store = None if args.no_history else HistoryStore(args.db)
     progress = _Progress(args.max_rounds if not args.single_shot else 1)
     try:
-        with progress, announced():
+        with progress, announced(), _kept(progress, store, args.db):
             result = run_loop(
                 task,
                 rubric,
@@ -176,6 +178,24 @@ def run(args: argparse.Namespace) -> int:
             store.close()
     _report(result, args)
     return 0 if result.passed else 1
+
+
+@contextlib.contextmanager
+def _kept(progress: _Progress, store: HistoryStore | None, db: str | None) -> Iterator[None]:
+    """A first draft that was not an answer (cut off at max_tokens, say) ends the run
+    with exit 2; its error says where the history keeps what it wrote."""
+    try:
+        yield
+    except NotAnAnswer as exc:
+        if store is None or progress.loop_id is None or exc.text is None:
+            raise
+        where = f" --db {db}" if db else ""
+        raise NotAnAnswer(
+            f"{exc}\nwhat it wrote is kept: `gradeloop history {progress.loop_id}{where}`",
+            reason=exc.reason,
+            stop_details=exc.stop_details,
+            text=exc.text,
+        ) from exc
 
 
 def _report(result: LoopResult, args: argparse.Namespace) -> None:
@@ -217,6 +237,7 @@ class _Progress:
         self.cap = cap
         self.err = console(stderr=True)
         self.status: Any = None
+        self.loop_id: str | None = None
 
     def __enter__(self) -> _Progress:
         if self.err.is_terminal:
@@ -235,6 +256,7 @@ class _Progress:
 
     def event(self, event: LoopEvent) -> None:
         """Keep the terminal's status line on what the loop is doing right now."""
+        self.loop_id = event.loop_id
         if self.status is None:
             return
         if event.kind == "generate_start":

@@ -293,11 +293,22 @@ class NotAnAnswer(GradeloopError, RuntimeError):
 
     ``reason`` is ``"refusal"``, ``"max_tokens"`` or ``"no_text"``; the message
     contains ``declined``, ``max_tokens`` or ``no text block`` respectively.
+    ``text`` is what the model wrote before it was cut off (``max_tokens``), when it
+    wrote anything: never an answer, but it shows why (a small model echoing the
+    prompt, or going round in circles).
     """
 
-    def __init__(self, message: str, *, reason: StopReason, stop_details: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: StopReason,
+        stop_details: Any = None,
+        text: str | None = None,
+    ) -> None:
         self.reason = reason
         self.stop_details = stop_details
+        self.text = text
         super().__init__(message)
 
 

@@ -179,9 +179,9 @@ class Nodes:
                     text = self.generator.generate(gen_task, draft, list(state.get("issues", [])))
                 else:
                     text = self.generator.generate(gen_task)
-            except BaseException:
+            except BaseException as exc:
                 # a draft that failed (cut off at max_tokens, say) was still paid for
-                record_lost(self.store, state["loop_id"], meter)
+                record_lost(self.store, state["loop_id"], meter, exc)
                 raise
         if not isinstance(text, str):
             raise TypeError(f"the generator returned {type(text).__name__}, not str")
