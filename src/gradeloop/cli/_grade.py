@@ -28,7 +28,7 @@ from ._models import (
     judges_configured,
     require_model,
 )
-from ._record import add_history_options, record_grading
+from ._record import add_history_options, record_grading, say_recorded
 
 
 def add_parser(sub: Any) -> None:
@@ -132,13 +132,14 @@ def run(args: argparse.Namespace) -> int:
     )
     evaluation = evaluation.with_ids(new_id("out"))  # the id the history records it under
     item = "stdin" if args.draft == "-" else Path(args.draft).name
-    record_grading(
+    run_id = record_grading(
         args, rubric, [GradedDraft(item, draft, evaluation, task)], origin="grade", judge=judge
     )
     if args.json:
         print_json(evaluation.to_json())
     else:
         render(evaluation)
+    say_recorded(run_id, args)
     return 0 if evaluation.accepted else 1
 
 

@@ -12,18 +12,25 @@ from rich.markup import escape
 from ..errors import InputError, LoopNotFoundError
 from ..history._paths import default_history_path
 from ..history._store import HistoryStore
+from ..migration._evidence import resolve_source
 from ._io import add_db_option, console, dollars, print_json, table
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "history",
-        help="list recorded loops, or show one loop round by round",
-        description="Without ID: the recorded loops, newest first. With ID (a unique prefix "
-        "will do): that loop round by round, with scores, failed keys, feedback and tokens. "
-        "Exit 0, or 2 for an unknown id.",
+        help="list recorded loops and grading runs, or show one",
+        description="Without ID: the recorded loops, then the grading runs (`gradeloop grade` "
+        "records one per command), newest first. With ID (a unique prefix will do): that "
+        "loop round by round, with scores, failed keys, feedback and tokens; or that grading "
+        "run draft by draft. Exit 0, or 2 for an unknown id.",
     )
-    p.add_argument("loop_id", nargs="?", metavar="ID", help="a loop id (a unique prefix will do)")
+    p.add_argument(
+        "loop_id",
+        nargs="?",
+        metavar="ID",
+        help="a loop id or a grading run id (a unique prefix will do)",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -62,17 +69,20 @@ def run_history(args: argparse.Namespace) -> int:
         if args.loop_id is None:
             loops = store.list_loops(limit=args.limit)
             costs = store.loop_costs([s.loop_id for s in loops]) if loops else {}
-            if args.json:
+            if args.json:  # the loops, as always; a grading run: `history RUN_ID --json`
                 print_json([{**vars(s), "cost_usd": costs.get(s.loop_id)} for s in loops])
             else:
-                _list(loops, costs)
+                _list(loops, costs, store.list_grading_runs(limit=args.limit))
             return 0
         if str(store.path) == ":memory:":
             raise LoopNotFoundError(
-                f"no loop {args.loop_id!r}: no loops are recorded yet "
+                f"no loop or grading run {args.loop_id!r}: nothing is recorded yet "
                 f"({default_history_path()} does not exist)"
             )
-        loop_id = store.resolve(args.loop_id)
+        kind, loop_id = resolve_source(store, args.loop_id)
+        if kind == "run":
+            _show_run(store.grading_run(loop_id), args.json)
+            return 0
         data = store.get(loop_id)
         if args.json:
             print_json(data)
@@ -85,19 +95,82 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
 
-def _list(loops: list[Any], costs: dict[str, float | None]) -> None:
+def _list(loops: list[Any], costs: dict[str, float | None], runs: list[Any]) -> None:
     out = console()
-    if not loops:
-        out.print("no loops recorded yet; `gradeloop optimize` records every loop it runs")
+    if not loops and not runs:
+        out.print(
+            "nothing recorded yet: `gradeloop optimize` records every loop it runs, and "
+            "`gradeloop grade` every grading run",
+            markup=False,
+        )
         return
+    if loops:
+        _loops_table(out, loops, costs)
+    else:
+        out.print("no loops recorded yet; `gradeloop optimize` records every loop it runs")
+    if runs:
+        _runs_table(out, runs)
+
+
+def _runs_table(out: Any, runs: list[Any]) -> None:
+    out.print("\ngrading runs (`gradeloop history RUN_ID` shows one):", markup=False)
+    rows = table(
+        "id", "started", "origin", "rubric", "drafts", "accepted",
+        never_wrap=("id", "started", "drafts", "accepted"),
+    )  # fmt: skip
+    for r in runs:
+        rows.add_row(
+            r.run_id,
+            _when(r.started_at),
+            escape(r.origin),
+            escape(_preview(r.rubric_name or "-")),
+            str(r.drafts),
+            str(r.accepted),
+        )
+    out.print(rows)
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters (the whole of it is in the
+    record: ``history ID``, ``--json``)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _show_run(run: dict[str, Any], as_json: bool) -> None:
+    """One grading run: per draft, whether it was accepted, its score and failed keys."""
+    if as_json:
+        print_json(run)
+        return
+    out = console()
+    drafts = run["drafts"]
+    out.print(
+        f"grading run {run['run_id']}  {_when(run['started_at'])}  origin: {run['origin']}  "
+        f"rubric: {run['rubric_name'] or '-'}  drafts: {len(drafts)}",
+        markup=False,
+    )
+    rows = table("draft", "accepted", "score", "failed keys", never_wrap=("accepted", "score"))
+    for d in drafts:
+        ev = d.get("evaluation") or {}
+        score = ev.get("overall_score")
+        failed = [c.get("name") for c in ev.get("criteria") or [] if not c.get("passed")]
+        rows.add_row(
+            escape(str(d.get("item_id"))),
+            "yes" if ev.get("passed") and not d.get("error") else "no",
+            "-" if score is None else f"{score:.2f}",
+            escape(d.get("error") or ", ".join(map(str, failed)) or "-"),
+        )
+    out.print(rows)
+    out.print("(`--json` prints every draft with its evaluation)", markup=False)
+
+
+def _loops_table(out: Any, loops: list[Any], costs: dict[str, float | None]) -> None:
     columns = ("id", "started", "task", "rounds", "stop", "passed", "score", "cost")
     rows = table(
         *columns, never_wrap=("id", "started", "rounds", "stop", "passed", "score", "cost")
     )
     for s in loops:
-        task = " ".join(s.task.split())
-        if out.is_terminal and len(task) > 50:  # a preview on screen; piped, the whole task
-            task = task[:50] + "…"
+        task = _preview(s.task)  # a preview: `history ID` and `--json` have the whole task
         rows.add_row(
             s.loop_id,
             _when(s.started_at),

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,16 @@ def write_out(out: str, draft: str, loop_id: str | None, db: str | None) -> None
                 f"`gradeloop history {loop_id}{where} --json`"
             )
         raise InputError(f"cannot write --out file {out} ({exc.strerror}); {recover}") from None
+
+
+def phase_line(command: str) -> Callable[[str], None]:
+    """A callback that says, on one stderr line each, what a long command is doing now
+    (``align: grading 20 labelled drafts with the judge``), so it is never silent."""
+
+    def say(text: str) -> None:
+        print(terminal_safe(f"{command}: {text}"), file=sys.stderr, flush=True)
+
+    return say
 
 
 def dollars(cost: float | None) -> str:
