@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.models.test_structured_forms import refused
 from tests.support.cli_helpers import EXAMPLE, cli
@@ -90,3 +91,80 @@ def test_the_history_list_shows_a_preview_of_a_long_task(
     assert ran.code == 0, ran.err
     [row] = [ln for ln in cli("history").out.splitlines() if ln.startswith("loop_")]
     assert len(row) < 200 and "…" in row  # piped too: a preview, not a 500-character row
+
+
+# -- grade --drafts: why each draft was not accepted, under the table ---------------------
+
+REASONS_RUBRIC = """\
+pass_score = 9.5
+
+[[criteria]]
+key = "short"
+description = "At most 5 words."
+checker = "length"
+options = { max_words = 5 }
+
+[[criteria]]
+key = "tone"
+description = "Polite."
+scale = "score"
+threshold = 5
+
+[[criteria]]
+key = "cited"
+description = "Cites a source."
+"""
+
+
+def _verdict(tone: int, cited: bool, issues: list[str]) -> Any:
+    from gradeloop.testing import verdict_reply
+
+    return verdict_reply(
+        {"reasoning": "r", "scores": {"tone": tone}, "criteria_met": {"cited": cited},
+         "passed": True, "issues": issues}
+    )  # fmt: skip
+
+
+def test_grade_drafts_says_why_each_draft_was_not_accepted(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    from tests.support.emulator import HTTPError
+
+    answers = {
+        "fine words": _verdict(10, True, []),
+        "far too many words for the short key here": _verdict(10, True, []),
+        "uncited": _verdict(10, False, []),  # a key failed with no issue text at all
+        "rude": _verdict(2, True, ["tone: curt and dismissive"]),
+        "the judge dies": HTTPError(500, "upstream died", headers={"x-should-retry": "false"}),
+        "nearly": _verdict(8, True, []),  # every key met, the pass score not reached
+    }
+
+    def answer(body: dict[str, Any]) -> Any:
+        draft = body["messages"][0]["content"].split("<draft>\n")[1].split("\n</draft>")[0]
+        return answers[draft]
+
+    emulator.responder = answer
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(REASONS_RUBRIC)
+    drafts = tmp_path / "drafts.jsonl"
+    drafts.write_text("".join(json.dumps({"id": f"d{n}", "task": "t", "draft": d}) + "\n"
+                              for n, d in enumerate(answers)))  # fmt: skip
+    ran = cli(
+        "grade", "--drafts", str(drafts), "--rubric", str(rubric),
+        "--base-url", emulator.base_url, "--no-cache", "--no-history",
+    )  # fmt: skip
+    assert ran.code == 1, ran.err
+    lines = ran.out.splitlines()
+    start = lines.index("why not accepted:")
+    reasons = dict(line.strip().split(": ", 1) for line in lines[start + 1 : start + 6])
+    assert set(reasons) == {"d1", "d2", "d3", "d4", "d5"}  # d0 was accepted
+    assert reasons["d1"].startswith("short: ")
+    assert reasons["d2"] == "cited: not met; the judge gave no reason"
+    assert reasons["d3"] == "tone: curt and dismissive"
+    assert reasons["d4"].startswith("the judge failed: ") and "HTTP 500" in reasons["d4"]
+    assert "pass_score" in reasons["d5"]
+    one = cli(
+        "grade", "-", "--rubric", str(rubric), "--task", "t", "--base-url", emulator.base_url,
+        "--no-cache", "--no-history", stdin="uncited",
+    )  # fmt: skip
+    assert "  - cited: not met; the judge gave no reason" in one.out

@@ -28,6 +28,7 @@ from ._models import (
     judges_configured,
     require_model,
 )
+from ._reasons import NO_REASON, unexplained_keys
 from ._record import add_history_options, record_grading, say_recorded
 
 
@@ -172,6 +173,7 @@ def render(evaluation: Evaluation) -> None:
         table.add_row(*(escape(x) for x in row))
     out.print(table)
     issues = [i for i in evaluation.verdict.issues if not i.endswith("filled by the judge")]
+    issues += [f"{key}: {NO_REASON}" for key in unexplained_keys(evaluation)]
     if issues:
         out.print("\nissues:")
         for issue in issues:

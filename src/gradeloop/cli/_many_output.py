@@ -13,6 +13,7 @@ from ..grading._grade import Evaluation
 from ..grading._jsonout import dumps
 from ..migration._jsonl import DraftItem
 from ._io import console, plural
+from ._reasons import reason_lines
 
 __all__ = ["print_results", "render_many", "summary_lines"]
 
@@ -52,7 +53,7 @@ def render_many(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -
             _dollars(ev.judge_usage.cost_usd if ev.judge_usage is not None else 0.0),
         )
     out.print(table)
-    for line in summary_lines(evaluations):
+    for line in [*reason_lines(items, evaluations), *summary_lines(evaluations)]:
         out.print(line, markup=False, soft_wrap=True)
 
 
