@@ -168,3 +168,52 @@ def test_grade_drafts_says_why_each_draft_was_not_accepted(
         "--no-cache", "--no-history", stdin="uncited",
     )  # fmt: skip
     assert "  - cited: not met; the judge gave no reason" in one.out
+
+
+# -- a .json draft: a transcript, or text only when clearly not a message list ------------
+
+JSON_CHECK = """\
+[[criteria]]
+key = "says_hi"
+description = "Says hi."
+checker = "contains"
+options = { values = ["hi"] }
+"""
+
+
+def _grade_json(tmp_path: Path, content: str) -> Any:
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(JSON_CHECK)
+    draft = tmp_path / "draft.json"
+    draft.write_text(content, encoding="utf-8")
+    return cli("grade", str(draft), "--rubric", str(rubric), "--no-history"), draft
+
+
+def test_json_meant_as_messages_that_cannot_be_read_is_an_error_naming_the_problem(
+    tmp_path: Path,
+) -> None:
+    cases = {
+        '[{"role": "user", "content": "hi"},': "not valid JSON: Expecting value at line 1",
+        '{"messages": [{"role": "user", "content": "hi"}': "not valid JSON: Expecting",
+        "[]": "an empty JSON list is a transcript with no messages",
+        '{"messages": "hi"}': "'messages' must be a list of messages, not a string",
+        '{"role": "user", "content": "hi"}': "this is one message; a transcript is a list",
+        '[{"content": "hi"}, {"role": "assistant", "content": "hi"}]': "item 1 looks like a",
+        '[{"type": "human", "content": "hi"}, {"type": "ai", "content": "hi"}]': "item 0 looks",
+    }
+    for content, problem in cases.items():
+        ran, draft = _grade_json(tmp_path, content)
+        assert ran.code == 2, (content, ran.out, ran.err)
+        [line] = ran.err.splitlines()
+        assert line.startswith(f"gradeloop: error: {draft}") and problem in line, (content, line)
+        assert f"give it on stdin: `gradeloop grade - < {draft}`" in line
+
+
+def test_json_that_clearly_is_not_a_message_list_stays_text(tmp_path: Path) -> None:
+    for content in ('{"greeting": "hi"}', '["hi", "there"]', '[{"word": "hi"}]', "{hi]"):
+        ran, _ = _grade_json(tmp_path, content)
+        assert ran.code == 0, (content, ran.err)  # graded as text: the raw JSON holds "hi"
+    ran, _ = _grade_json(
+        tmp_path, '[{"role": "user", "content": "x"}, {"role": "assistant", "content": "hi"}]'
+    )
+    assert ran.code == 0 and "says_hi" in ran.out  # a transcript: read, not an error

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..grading._files import read_utf8
 from ..grading._jsonout import dumps
 from ..grading._transcript import Transcript
+from ._draft_json import refuse_broken_messages, refuse_message_like
 
 
 def read_text(path: str, what: str) -> str:
@@ -35,20 +36,23 @@ def read_draft(path: str, what: str) -> str | Transcript:
     ``.json`` file holding a message list or ``{"messages": [...]}``.
 
     Any other ``.json`` file (an object, invalid JSON) is text, for the JSON checkers;
-    a message list that cannot be read is an error naming the message.
+    a message list that cannot be read is an error naming the message, and so is JSON
+    meant as messages that is not a transcript (see :mod:`._draft_json`).
     """
     text = read_text(path, what)
     if not path.lower().endswith(".json"):
         return text
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (json.JSONDecodeError, RecursionError) as exc:
+        refuse_broken_messages(path, text, exc)  # the CLI's decision (issue 40)
         return text
     listed = data.get("messages") if isinstance(data, dict) else data
     if isinstance(listed, list) and listed and isinstance(listed[0], dict) and "role" in listed[0]:
         return Transcript.from_json(data, source=path)
     if isinstance(data, dict) and isinstance(listed, list):  # {"messages": []}: no messages
         return Transcript.from_json(data, source=path)
+    refuse_message_like(path, data)  # meant as messages, not read as them: an error
     return text
 
 
