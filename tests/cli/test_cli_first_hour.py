@@ -217,3 +217,24 @@ def test_json_that_clearly_is_not_a_message_list_stays_text(tmp_path: Path) -> N
         tmp_path, '[{"role": "user", "content": "x"}, {"role": "assistant", "content": "hi"}]'
     )
     assert ran.code == 0 and "says_hi" in ran.out  # a transcript: read, not an error
+
+
+# -- the smaller items --------------------------------------------------------------------
+
+
+def test_a_checker_typo_gets_a_did_you_mean(tmp_path: Path) -> None:
+    rubric = tmp_path / "r.toml"
+    rubric.write_text('[[criteria]]\nkey = "k"\ndescription = "d"\nchecker = "sentence_length"\n')
+    ran = cli("grade", "-", "--rubric", str(rubric), stdin="x")
+    assert ran.code == 2
+    assert "unknown checker 'sentence_length'; did you mean 'sentence_len'?" in ran.err
+    rubric.write_text('[[criteria]]\nkey = "k"\ndescription = "d"\nchecker = "zzz"\n')
+    assert "did you mean" not in cli("grade", "-", "--rubric", str(rubric), stdin="x").err
+
+
+def test_checkers_shows_whole_first_sentences() -> None:
+    ran = cli("checkers", "--json")
+    for c in json.loads(ran.out)["checkers"]:
+        if c["plugin"] == "builtin":
+            assert c["description"].endswith("."), c  # never cut mid-sentence
+            assert "\n" not in c["description"]

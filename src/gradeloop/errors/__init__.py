@@ -52,6 +52,7 @@ Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -160,9 +161,11 @@ class UnknownCheckerError(CheckerError, LookupError):
         if not_loaded:  # a plugin that was not loaded (blocked, or autoload off) has it
             super().__init__(f"checker {name!r} {not_loaded}")
             return
+        close = difflib.get_close_matches(name, self.known, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
         super().__init__(
-            f"unknown checker {name!r}; registered checkers: {listing}. A checker in a "
-            "file of your own is registered once that file is loaded: name the file in the "
+            f"unknown checker {name!r}; {guess}registered checkers: {listing}. A checker in "
+            "a file of your own is registered once that file is loaded: name the file in the "
             'rubric (plugins = ["./my_checkers.py"]) or in GRADELOOP_PLUGINS'
         )
 
