@@ -71,7 +71,7 @@ def test_optimize_runs_the_loop_prints_rounds_and_records_history(
     assert lines[0].startswith("round 1/3  score 4.00  fail  failed: api_cited, errors_named")
     assert lines[1].startswith("round 2/3  score 10.00  pass")
     assert "tokens" in lines[0]
-    assert "PASSED: passed after 2 round(s)" in ran.err
+    assert "PASSED: passed after 2 rounds" in ran.err
 
     listing = cli("history")
     assert listing.code == 0 and "passed" in listing.out and "Write the integration" in listing.out
@@ -203,7 +203,7 @@ def test_a_revision_cut_off_ends_the_loop_with_its_text_in_the_error(
     emulator.responder = answer
     ran = optimize(emulator, "--max-tokens", "300")
     assert ran.code == 1, ran.err  # the judged first draft is returned, not passed
-    assert "NOT PASSED: generator_failed after 1 round(s)" in ran.err
+    assert "NOT PASSED: generator_failed after 1 round" in ran.err
     assert "the generator failed: NotAnAnswer: the draft was cut off at max_tokens=300" in ran.err
     assert "Page 31 of 32'" in ran.err
     with HistoryStore(gradeloop_home / "history.db") as store:

@@ -67,7 +67,7 @@ def test_graph_engine_runs_prints_rounds_and_records_history(
     lines = [ln for ln in ran.err.splitlines() if ln.startswith("round ")]
     assert lines[0].startswith("round 1/3  score 4.00  fail  failed: api_cited, errors_named")
     assert lines[1].startswith("round 2/3  score 10.00  pass")
-    assert "PASSED: passed after 2 round(s)" in ran.err and "thread guide-1" in ran.err
+    assert "PASSED: passed after 2 rounds" in ran.err and "thread guide-1" in ran.err
     assert kinds(emulator) == ["generate", "evaluate"] * 2
     assert (gradeloop_home / "checkpoints.db").exists()
     with HistoryStore(gradeloop_home / "history.db") as store:
@@ -170,7 +170,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(
     model.block_on_draft = None
     resumed = cli("optimize", "--resume", "k1")
     assert resumed.code == 1, resumed.err
-    assert "NOT PASSED: max_rounds after 3 round(s)" in resumed.err
+    assert "NOT PASSED: max_rounds after 3 rounds" in resumed.err
     assert resumed.out == "# Guide\n\nDraft number 3. It is short.\n"
     # drafts 0 and 1 and their verdicts come from the checkpoint; only draft 2 is redone
     assert kinds(emulator) == ["generate", "evaluate"] * 2 + ["generate"] * 2 + ["evaluate"]
@@ -252,10 +252,10 @@ def test_single_shot_and_cap_0_on_the_graph_engine(emulator: Emulator) -> None:
         "--no-history",
     ]
     single = cli(*base, "--single-shot")
-    assert single.code == 1 and "NOT PASSED: max_rounds after 1 round(s)" in single.err
+    assert single.code == 1 and "NOT PASSED: max_rounds after 1 round" in single.err
     assert kinds(emulator) == ["generate", "evaluate"]
     unjudged = cli(*base, "--max-rounds", "0")
-    assert unjudged.code == 1 and "NOT PASSED: max_rounds after 0 round(s)" in unjudged.err
+    assert unjudged.code == 1 and "NOT PASSED: max_rounds after 0 rounds" in unjudged.err
     assert "scored -/10" in unjudged.err
     assert kinds(emulator) == ["generate", "evaluate", "generate"]
 

@@ -101,7 +101,7 @@ def test_the_stand_in_writes_and_judges_the_whole_loop_offline(emulator: Any) ->
     rounds = [ln for ln in ran.err.splitlines() if ln.startswith("round ")]
     assert rounds[0].startswith("round 1/3  score 6.00  fail  failed: code_runs, sentence_len")
     assert rounds[1].startswith("round 2/3  score 10.00  pass")
-    assert "PASSED: passed after 2 round(s)" in ran.err
+    assert "PASSED: passed after 2 rounds" in ran.err
     assert "urllib.request" in ran.out  # the fixed draft d01 is returned
 
 

@@ -13,7 +13,7 @@ from ..errors import InputError, LoopNotFoundError
 from ..history._paths import default_history_path
 from ..history._store import HistoryStore
 from ..migration._evidence import resolve_source
-from ._io import add_db_option, console, dollars, print_json, table
+from ._io import add_db_option, console, dollars, plural, print_json, table
 
 
 def add_parser(sub: Any) -> None:
@@ -284,27 +284,27 @@ def run_stats(args: argparse.Namespace) -> int:
     out.print(f"loops recorded: {stats['loops']}", markup=False)
     out.print(
         f"iteration efficiency   {fmt(it, ' iterations'):>16}  average to pass, over "
-        f"{it['loops_passed']} loop(s) that passed",
+        f"{plural(it['loops_passed'], 'loop')} that passed",
         markup=False,
     )
     out.print(
         f"quality improvement    {fmt(qi, '%'):>16}  first to final judged score, over "
-        f"{qi['loops']} loop(s) with 2+ judged rounds",
+        f"{plural(qi['loops'], 'loop')} with 2+ judged rounds",
         markup=False,
     )
     out.print(
         f"stagnation exits       {fmt(st, '%'):>16}  {st['stagnation_loops']} of "
-        f"{st['finished_loops']} finished loop(s)",
+        f"{plural(st['finished_loops'], 'finished loop')}",
         markup=False,
     )
     out.print(
         f"history completeness   {fmt(hc, '%'):>16}  {hc['complete_iterations']} of "
-        f"{hc['iterations']} iteration(s) fully logged",
+        f"{plural(hc['iterations'], 'iteration')} fully logged",
         markup=False,
     )
     cost = stats["cost"]
     unpriced = (
-        f"; {cost['unpriced_loops']} loop(s) with an unknown price left out"
+        f"; {plural(cost['unpriced_loops'], 'loop')} with an unknown price left out"
         if cost["unpriced_loops"]
         else ""
     )
@@ -314,7 +314,7 @@ def run_stats(args: argparse.Namespace) -> int:
     )
     out.print(
         f"cost                   {total:>16}  {per_loop} a loop, {per_passed} a passed "
-        f"loop, over {cost['priced_loops']} loop(s){unpriced}",
+        f"loop, over {plural(cost['priced_loops'], 'loop')}{unpriced}",
         markup=False,
     )
     _stability(out, stats["key_stability"])
@@ -332,7 +332,8 @@ def _stability(out: Any, stability: dict[str, Any]) -> None:
         flag = "UNSTABLE" if k["unstable"] else "stable"
         out.print(
             f"  {k['key']:<22} {flag:<9} samples split on {k['split'] * 100:.0f}% of "
-            f"{k['evaluations']} evaluation(s), mean agreement {k['mean_agreement'] * 100:.0f}%",
+            f"{plural(k['evaluations'], 'evaluation')}, mean agreement "
+            f"{k['mean_agreement'] * 100:.0f}%",
             markup=False,
         )
     if any(k["unstable"] for k in keys):

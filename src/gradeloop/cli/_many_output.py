@@ -71,7 +71,7 @@ def summary_lines(evaluations: Sequence[Evaluation]) -> list[str]:
     lines = [
         f"\n{plural(n, 'draft')}: {accepted} accepted, {n - accepted} not"
         + (f" ({failed} with a failed judge)" if failed else ""),
-        f"judge: {len(sent)} calls, {len(calls) - len(sent)} answered from the cache, "
+        f"judge: {plural(len(sent), 'call')}, {len(calls) - len(sent)} answered from the cache, "
         f"{tokens:,} tokens",
     ]
     if cost is None:
@@ -98,5 +98,5 @@ def _judge_cell(ev: Evaluation) -> str:
 
 def _dollars(value: float | None) -> str:
     if value is None:
-        return "?"
+        return "unknown"
     return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"

@@ -19,6 +19,7 @@ from ._io import (
     check_out,
     console,
     dollars,
+    plural,
     print_json,
     read_task,
     write_out,
@@ -212,7 +213,7 @@ def _report(result: LoopResult, args: argparse.Namespace) -> None:
     verdict = "PASSED" if result.passed else "NOT PASSED"
     usage = result.usage
     err.print(
-        f"{verdict}: {result.stop_reason} after {result.rounds} round(s); returned draft "
+        f"{verdict}: {result.stop_reason} after {plural(result.rounds, 'round')}; returned draft "
         f"{result.output_id} scored {score}/10; tokens {usage.total_input} in, "
         f"{usage.output_tokens} out, cost {dollars(usage.cost_usd)}; loop {result.loop_id}"
         + (

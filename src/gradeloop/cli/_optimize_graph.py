@@ -29,7 +29,16 @@ from ..history._store import HistoryStore
 from ..judging._family import announced
 from ..loop._run import new_id
 from ..models._usage import Usage
-from ._io import check_out, console, dollars, print_json, read_task, write_out, write_text
+from ._io import (
+    check_out,
+    console,
+    dollars,
+    plural,
+    print_json,
+    read_task,
+    write_out,
+    write_text,
+)
 from ._models import (
     build_generator,
     build_judge,
@@ -289,9 +298,10 @@ def _report(
     score = f"{evaluation['overall_score']:.2f}" if judged and evaluation else "-"
     usage = state.get("usage") or {}
     loop = f"; loop {state.get('loop_id')} (see `gradeloop history {state.get('loop_id')}`)"
+    rounds = plural(int(state.get("rounds", 0)), "round")
     console(stderr=True).print(
         f"{'PASSED' if passed else 'NOT PASSED'}: {state.get('stop_reason')} after "
-        f"{state.get('rounds', 0)} round(s); returned draft {state.get('output_id')} scored "
+        f"{rounds}; returned draft {state.get('output_id')} scored "
         f"{score}/10; tokens {usage.get('total_input', 0)} in, {usage.get('output_tokens', 0)}"
         f" out, cost {dollars(Usage.from_dict(usage).cost_usd)}; thread {job.thread_id}"
         + (loop if history is not None else ""),

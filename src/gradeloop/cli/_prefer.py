@@ -17,7 +17,16 @@ from ..history._store import HistoryStore
 from ..judging._bias import PositionBias, PreferenceBatch, compare_many
 from ..judging._preference import Preference, compare_drafts
 from ..migration._jsonl import read_pairs
-from ._io import add_db_option, console, dollars, print_json, read_task, read_text, table
+from ._io import (
+    add_db_option,
+    console,
+    dollars,
+    plural,
+    print_json,
+    read_task,
+    read_text,
+    table,
+)
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -128,7 +137,7 @@ def _show(pref: Preference, a: str, b: str) -> None:
     out.print(f"winner: {names[pref.winner]}", markup=False)
     if pref.inconsistent:
         out.print(
-            f"{len(pref.inconsistent)} judge key(s) answered differently in the two orders "
+            f"{plural(len(pref.inconsistent), 'judge key')} answered differently in the two orders "
             f"(position bias), counted as ties: {', '.join(pref.inconsistent)}",
             markup=False,
         )
@@ -166,8 +175,8 @@ def bias_line(bias: PositionBias) -> str:
 
 def _judge_line(requests: int, usage: Any) -> str:
     if usage is None:
-        return f"judge: {requests} request(s)"
+        return f"judge: {plural(requests, 'call')}"
     return (
-        f"judge: {requests} request(s), {usage.total_input + usage.output_tokens:,} tokens, "
+        f"judge: {plural(requests, 'call')}, {usage.total_input + usage.output_tokens:,} tokens, "
         f"cost {dollars(usage.cost_usd)}"
     )

@@ -117,7 +117,7 @@ def render(report: RegradeReport) -> None:
         return
     cost = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
     out.print(
-        f"judge: {plural(report.calls, 'request')}, {report.cached} from the verdict cache, "
+        f"judge: {plural(report.calls, 'call')}, {report.cached} from the verdict cache, "
         f"{usage.total_input + usage.output_tokens:,} tokens, {cost}",
         markup=False,
     )

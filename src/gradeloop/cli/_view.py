@@ -10,7 +10,6 @@ from ..errors import InputError
 from ..history.report import Viewer
 from ._io import add_db_option, terminal_safe
 
-
 DEFAULT_PORT = 8765
 
 
@@ -27,8 +26,7 @@ def add_parser(sub: Any) -> None:
         "--port",
         type=int,
         metavar="P",
-        help=f"port (default {DEFAULT_PORT}, or a free one when that is taken; 0 picks a "
-        "free one)",
+        help=f"port (default {DEFAULT_PORT}, or a free one when that is taken; 0 picks a free one)",
     )
     p.add_argument("--verbose", action="store_true", help="log every request on stderr")
     add_db_option(p)

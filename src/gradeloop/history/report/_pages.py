@@ -62,7 +62,7 @@ def _loop_rows(loops: Sequence[LoopRow], link: str) -> Safe:
                 el("td", _short(row.task), title=row.task[:500]),
                 el("td", _short(row.rubric, 40)),
                 el("td", str(row.rounds), class_="num"),
-                el("td", row.stop_reason or "not finished"),
+                el("td", row.stop_reason or row.status),
                 el("td", "yes" if row.passed else "no", class_="pass" if row.passed else "fail"),
                 el(
                     "td", "-" if row.final_score is None else f"{row.final_score:.2f}", class_="num"
