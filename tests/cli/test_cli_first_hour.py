@@ -238,3 +238,30 @@ def test_checkers_shows_whole_first_sentences() -> None:
         if c["plugin"] == "builtin":
             assert c["description"].endswith("."), c  # never cut mid-sentence
             assert "\n" not in c["description"]
+
+
+def test_prefer_checks_its_files_before_asking_for_a_model(tmp_path: Path) -> None:
+    a = tmp_path / "a.md"
+    a.write_text("Dear guest, welcome.")
+    missing = cli("prefer", str(a), str(tmp_path / "nope.md"), "--rubric", RUBRIC)
+    assert missing.code == 2 and "draft B file not found" in missing.err, missing.err
+    same = cli("prefer", str(a), str(a), "--rubric", RUBRIC, "--no-history")  # no model set
+    assert same.code == 0, same.err
+    assert "no model is configured" not in same.err and "tie" in same.out
+    other = tmp_path / "b.md"
+    other.write_text("Hello.")
+    different = cli("prefer", str(a), str(other), "--rubric", RUBRIC, "--no-history")
+    assert different.code == 2 and "no model is configured" in different.err
+
+
+def test_identical_drafts_tie_without_a_judge_in_the_library_too() -> None:
+    import pytest
+
+    from gradeloop import compare_drafts
+    from gradeloop.errors import JudgeRequiredError
+
+    rubric = {"criteria": [{"key": "polite", "description": "Polite."}]}
+    pref = compare_drafts("Hello.", "Hello.", rubric)  # no judge: none is needed
+    assert pref.by_key == {"polite": "tie"} and pref.winner == "tie"
+    with pytest.raises(JudgeRequiredError):
+        compare_drafts("Hello.", "Hi.", rubric)

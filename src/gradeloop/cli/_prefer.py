@@ -78,8 +78,12 @@ def run(args: argparse.Namespace) -> int:
     rubric = Rubric.load(args.rubric)
     task = read_task(args.task, args.task_file)
     pairs = read_pairs(args.pairs, default_task=task) if args.pairs is not None else None
+    # the files first: a missing draft is said before a missing model
+    a = read_text(args.a, "draft A") if pairs is None else ""
+    b = read_text(args.b, "draft B") if pairs is None else ""
     judge = None
-    if rubric.judge_keys:
+    identical = pairs is None and a == b  # they tie on every key: no judge is asked
+    if rubric.judge_keys and not identical:
         require_model(args, rubric.judge_keys, code_only_hint=False, rubric=rubric)
         judge = build_judge(args, rubric)
     if pairs is not None:
@@ -90,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             _show_many(batch)
         return 0
-    a, b = read_text(args.a, "draft A"), read_text(args.b, "draft B")
     pref = compare_drafts(a, b, rubric, task=task, judge=judge)
     _record(args, [(pref, args.a, args.b)])
     if args.json:
