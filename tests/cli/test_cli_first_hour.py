@@ -257,7 +257,7 @@ def test_prefer_checks_its_files_before_asking_for_a_model(tmp_path: Path) -> No
 def test_identical_drafts_tie_without_a_judge_in_the_library_too() -> None:
     import pytest
 
-    from gradeloop import compare_drafts
+    from gradeloop.judging import compare_drafts
     from gradeloop.errors import JudgeRequiredError
 
     rubric = {"criteria": [{"key": "polite", "description": "Polite."}]}
