@@ -257,8 +257,8 @@ def test_prefer_checks_its_files_before_asking_for_a_model(tmp_path: Path) -> No
 def test_identical_drafts_tie_without_a_judge_in_the_library_too() -> None:
     import pytest
 
-    from gradeloop.judging import compare_drafts
     from gradeloop.errors import JudgeRequiredError
+    from gradeloop.judging import compare_drafts
 
     rubric = {"criteria": [{"key": "polite", "description": "Polite."}]}
     pref = compare_drafts("Hello.", "Hello.", rubric)  # no judge: none is needed
