@@ -265,3 +265,49 @@ def test_identical_drafts_tie_without_a_judge_in_the_library_too() -> None:
     assert pref.by_key == {"polite": "tie"} and pref.winner == "tie"
     with pytest.raises(JudgeRequiredError):
         compare_drafts("Hello.", "Hi.", rubric)
+
+
+def test_a_judge_url_that_is_not_http_is_named(emulator: Emulator) -> None:
+    ran = cli("grade", DRAFT, "--rubric", RUBRIC, "--judge-model",
+              "openai-compatible:qwen@ftp://localhost:8000/v1")  # fmt: skip
+    assert ran.code == 2 and "is ftp://, not http(s)" in ran.err, ran.err
+    vertex = cli("grade", DRAFT, "--rubric", RUBRIC, "--judge-model", "claude-x@20240620",
+                 "--base-url", emulator.base_url, "--code-only")  # fmt: skip
+    assert vertex.code == 1, vertex.err  # an '@' in a model id is still a model id
+
+
+def test_a_jury_table_with_one_judge_warns(emulator: Emulator, tmp_path: Path) -> None:
+    from tests.cli.test_cli_optimize import judged
+
+    rubric = tmp_path / "r.toml"
+    one = 'judge_models = ["anthropic:claude-opus-5-5"]\n'
+    rubric.write_text(
+        one + 'jury = { policy = "majority", quorum = 1 }\n' + Path(RUBRIC).read_text()
+    )
+    emulator.responder = lambda body: judged(True)
+    ran = cli("grade", DRAFT, "--rubric", str(rubric), "--task", "t",
+              "--base-url", emulator.base_url, "--no-history", "--no-cache")  # fmt: skip
+    assert "rubric's jury table (policy, quorum) is ignored" in ran.err, ran.err
+    assert "this run has 1" in ran.err
+    rubric.write_text(one + Path(RUBRIC).read_text())
+    quiet = cli("grade", DRAFT, "--rubric", str(rubric), "--task", "t",
+                "--base-url", emulator.base_url, "--no-history", "--no-cache")  # fmt: skip
+    assert "jury table" not in quiet.err
+
+
+def test_samples_0_is_refused_even_with_code_only() -> None:
+    ran = cli("grade", DRAFT, "--rubric", RUBRIC, "--code-only", "--samples", "0")
+    assert ran.code == 2 and "argument --samples: '0': must be at least 1" in ran.err
+
+
+def test_a_fractional_threshold_on_the_judges_scale_is_noted(tmp_path: Path) -> None:
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(
+        '[[criteria]]\nkey = "tone"\ndescription = "Warm."\nscale = "score"\nthreshold = 7.5\n'
+    )
+    ran = cli("grade", DRAFT, "--rubric", str(rubric), "--code-only", "--no-history")
+    [line] = [ln for ln in ran.err.splitlines() if "threshold 7.5" in ln]
+    assert line.startswith("gradeloop: warning: ") and "works as 8" in line
+    assert "write threshold = 8" in line
+    rubric.write_text(rubric.read_text().replace("7.5", "8"))
+    assert "threshold" not in cli("grade", DRAFT, "--rubric", str(rubric), "--code-only").err
