@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anthropic
+
 from gradeloop import AnthropicGenerator, AnthropicJudge, Rubric, make_client
 from gradeloop.errors import GradeloopError
 from gradeloop.models import DEFAULT_MODEL, model_configured
@@ -145,6 +147,13 @@ def _as_dict(block: Any) -> dict[str, Any]:
     return data
 
 
+def one_line(exc: Exception) -> str:
+    """An API error in one line: its class, status and the first line of its message."""
+    status = getattr(exc, "status_code", None)
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {first}"
+
+
 def parser() -> argparse.ArgumentParser:
     """The script's options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -184,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             )
     except (GradeloopError, OSError) as exc:
         print(f"agent_driver: {exc}", file=sys.stderr)
+        return 2
+    except anthropic.APIError as exc:  # the driving model's own call failed, after retries
+        print(f"agent_driver: the model's API call failed: {one_line(exc)}", file=sys.stderr)
         return 2
     print(result.answer)
     print(

@@ -17,14 +17,21 @@ fixed guesses built from the number in the key's description: the right checker,
 a plausible wrong one, and a pattern that gradeloop refuses to run (its repeat is
 unbounded), with one note for a person.
 
-Run it as a script to serve it on 127.0.0.1 (it prints the base URL to pass as
-``--base-url``; stop it with Ctrl-C)::
+Asked for a draft (a request with no schema: ``gradeloop optimize``'s generator), it
+is a stand-in *writer*: the first draft is ``draft.md`` (its code fails ``code_runs``
+and a 58-word sentence fails ``sentence_len``), and any revision is draft ``d01`` of
+``drafts.jsonl`` (both fixed). With a real model as the judge, that runs the whole
+loop offline in seconds (docs/models.md, "Run gradeloop on a local model").
 
-    python examples/payments-guide/stand_in_judge.py
+Run it as a script to serve it on 127.0.0.1 (it prints the base URL to pass as
+``--base-url``; ``--port N`` picks the port; stop it with Ctrl-C)::
+
+    python examples/payments-guide/stand_in_judge.py --port 8100
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -112,8 +119,24 @@ def propose(body: dict[str, Any]) -> Any:
     return text_reply(json.dumps({"candidates": candidates, "notes": [note]}))
 
 
+HERE = Path(__file__).resolve().parent
+
+
+def write(body: dict[str, Any]) -> Any:
+    """A draft: ``draft.md`` first, then the fixed draft ``d01`` for any revision."""
+    prompt = body["messages"][0]["content"]
+    if "<previous_draft>" not in prompt:
+        return text_reply((HERE / "draft.md").read_text(encoding="utf-8"))
+    with (HERE / "drafts.jsonl").open(encoding="utf-8") as lines:
+        fixed = next(d for d in map(json.loads, lines) if d["id"] == "d01")
+    return text_reply(fixed["draft"])
+
+
 def respond(body: dict[str, Any]) -> Any:
-    """The emulator responder: a verdict reply for a judge request."""
+    """The emulator responder: a verdict reply for a judge request, a draft for a
+    generator's request (one with no schema)."""
+    if "output_config" not in body:
+        return write(body)
     schema = body.get("output_config", {}).get("format", {}).get("schema", {})
     if "candidates" in schema.get("properties", {}):
         return propose(body)
@@ -126,12 +149,14 @@ def respond(body: dict[str, Any]) -> Any:
     return verdict_reply(verdict)
 
 
-def main() -> None:
-    root = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(root))
-    from tests.emulator import Emulator  # the test suite's Messages-API emulator
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve the stand-in judge and writer.")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
+    port = parser.parse_args(argv).port
+    sys.path.insert(0, str(HERE.parents[1]))
+    from tests.support.emulator import Emulator  # the test suite's Messages-API emulator
 
-    server = Emulator()
+    server = Emulator(port=port)
     server.responder = respond
     print(json.dumps({"base_url": server.base_url}), flush=True)
     try:

@@ -71,7 +71,7 @@ def test_optimize_runs_the_loop_prints_rounds_and_records_history(
     assert lines[0].startswith("round 1/3  score 4.00  fail  failed: api_cited, errors_named")
     assert lines[1].startswith("round 2/3  score 10.00  pass")
     assert "tokens" in lines[0]
-    assert "PASSED: passed after 2 round(s)" in ran.err
+    assert "PASSED: passed after 2 rounds" in ran.err
 
     listing = cli("history")
     assert listing.code == 0 and "passed" in listing.out and "Write the integration" in listing.out
@@ -158,3 +158,62 @@ def test_a_loop_killed_mid_run_keeps_its_finished_rounds(
         "# Guide\n\nDraft number 0. It is short.\n",
         "# Guide\n\nDraft number 1. It is short.\n",
     ]
+
+
+# -- a draft cut off at --max-tokens: its text shown with the failure, and kept -----------
+
+ECHO = "Write the integration guide. " + "Next page. Previous page. " * 40 + "Page 31 of 32"
+
+
+def test_a_first_draft_cut_off_shows_what_it_wrote_and_the_history_keeps_it(
+    emulator: Emulator, gradeloop_home: Path
+) -> None:
+    from gradeloop.testing import truncated
+
+    emulator.responder = lambda body: truncated(ECHO)
+    ran = optimize(emulator, "--max-tokens", "256")
+    assert ran.code == 2 and ran.out == ""
+    [error] = [ln for ln in ran.err.splitlines() if ln.startswith("gradeloop: error:")]
+    assert error.startswith("gradeloop: error: the draft was cut off at max_tokens=256")
+    assert "a draft that reaches 256 tokens fails the loop" in error
+    assert "it began 'Write the integration guide. Next page." in error
+    assert "and ended '…" in error and "Page 31 of 32'" in error
+    [kept] = [ln for ln in ran.err.splitlines() if ln.startswith("what it wrote is kept")]
+    loop_id = kept.split("gradeloop history ")[1].rstrip("`")
+    shown = cli("history", loop_id)
+    assert shown.code == 0, shown.err
+    assert "failed: NotAnAnswer: the draft was cut off at max_tokens=256" in shown.out
+    assert f"it had written {len(ECHO):,} characters (the first 1000; `--json`" in shown.out
+    assert ECHO[:1000] in shown.out and ECHO not in shown.out
+    data = json.loads(cli("history", loop_id, "--json").out)
+    [failure] = data["unrounded_usage"]["failures"]
+    assert failure["text"] == ECHO
+
+
+def test_a_revision_cut_off_ends_the_loop_with_its_text_in_the_error(
+    emulator: Emulator, gradeloop_home: Path
+) -> None:
+    from gradeloop.testing import truncated
+
+    model = Model([judged(False)])
+
+    def answer(body: dict[str, Any]) -> Any:
+        return truncated(ECHO) if model.drafts == 1 and "output_config" not in body else model(body)
+
+    emulator.responder = answer
+    ran = optimize(emulator, "--max-tokens", "300")
+    assert ran.code == 1, ran.err  # the judged first draft is returned, not passed
+    assert "NOT PASSED: generator_failed after 1 round" in ran.err
+    assert "the generator failed: NotAnAnswer: the draft was cut off at max_tokens=300" in ran.err
+    assert "Page 31 of 32'" in ran.err
+    with HistoryStore(gradeloop_home / "history.db") as store:
+        loop_id = store.latest_loop_id()
+        assert loop_id is not None
+        outside = store.loop_usage_outside_rounds(loop_id)
+    assert outside is not None and outside["failures"][0]["text"] == ECHO
+
+
+def test_a_draft_that_finished_is_not_called_cut_off(emulator: Emulator) -> None:
+    emulator.responder = Model([judged(True)])
+    ran = optimize(emulator, "--max-tokens", "256", "--no-history")
+    assert ran.code == 0 and "cut off" not in ran.err

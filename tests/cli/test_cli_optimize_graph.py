@@ -67,7 +67,7 @@ def test_graph_engine_runs_prints_rounds_and_records_history(
     lines = [ln for ln in ran.err.splitlines() if ln.startswith("round ")]
     assert lines[0].startswith("round 1/3  score 4.00  fail  failed: api_cited, errors_named")
     assert lines[1].startswith("round 2/3  score 10.00  pass")
-    assert "PASSED: passed after 2 round(s)" in ran.err and "thread guide-1" in ran.err
+    assert "PASSED: passed after 2 rounds" in ran.err and "thread guide-1" in ran.err
     assert kinds(emulator) == ["generate", "evaluate"] * 2
     assert (gradeloop_home / "checkpoints.db").exists()
     with HistoryStore(gradeloop_home / "history.db") as store:
@@ -170,7 +170,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(
     model.block_on_draft = None
     resumed = cli("optimize", "--resume", "k1")
     assert resumed.code == 1, resumed.err
-    assert "NOT PASSED: max_rounds after 3 round(s)" in resumed.err
+    assert "NOT PASSED: max_rounds after 3 rounds" in resumed.err
     assert resumed.out == "# Guide\n\nDraft number 3. It is short.\n"
     # drafts 0 and 1 and their verdicts come from the checkpoint; only draft 2 is redone
     assert kinds(emulator) == ["generate", "evaluate"] * 2 + ["generate"] * 2 + ["evaluate"]
@@ -252,10 +252,10 @@ def test_single_shot_and_cap_0_on_the_graph_engine(emulator: Emulator) -> None:
         "--no-history",
     ]
     single = cli(*base, "--single-shot")
-    assert single.code == 1 and "NOT PASSED: max_rounds after 1 round(s)" in single.err
+    assert single.code == 1 and "NOT PASSED: max_rounds after 1 round" in single.err
     assert kinds(emulator) == ["generate", "evaluate"]
     unjudged = cli(*base, "--max-rounds", "0")
-    assert unjudged.code == 1 and "NOT PASSED: max_rounds after 0 round(s)" in unjudged.err
+    assert unjudged.code == 1 and "NOT PASSED: max_rounds after 0 rounds" in unjudged.err
     assert "scored -/10" in unjudged.err
     assert kinds(emulator) == ["generate", "evaluate", "generate"]
 
@@ -278,3 +278,73 @@ def test_a_thread_that_died_before_its_first_checkpoint_starts_over(
     assert "write the guide" in emulator.bodies[0]["messages"][0]["content"]
     unknown = cli("optimize", "--resume", "late")
     assert unknown.code == 2 and "(recent threads: early)" in unknown.err
+
+
+# -- the same loop, call for call: usage and cost equal on both engines -------------------
+
+
+def _rounds_usage(store: HistoryStore, loop_id: str) -> list[tuple[Any, Any]]:
+    return [(r["generation_usage"], r["evaluation_usage"]) for r in store.iterations(loop_id)]
+
+
+def _engine_run(emulator: Emulator, engine: str, model: str) -> tuple[Ran, str]:
+    emulator.responder = Model([judged(False)] * 3)
+    extra = ["--stagnation-rounds", "0"] if engine == "loop" else []
+    ran = cli(
+        "optimize", "--engine", engine, "--rubric", RUBRIC, "--task-file",
+        str(EXAMPLE / "task.md"), "--base-url", emulator.base_url, "--model", model,
+        "--judge-model", model, "--max-rounds", "3", "--no-cache", *extra,
+    )  # fmt: skip
+    assert ran.code == 1, ran.err
+    with HistoryStore() as store:
+        loop_id = store.latest_loop_id()
+    assert loop_id is not None
+    return ran, loop_id
+
+
+def test_both_engines_record_the_same_usage_and_cost_call_for_call(
+    emulator: Emulator, gradeloop_home: Path
+) -> None:
+    """A priced model: the graph kept its dollars (it used to record $0.0000); an
+    unpriced one: the graph reaches round 2 (it used to crash on int(None))."""
+    for model, priced in (("claude-opus-5-5", True), ("local-llm", False)):
+        loop_ran, loop_id = _engine_run(emulator, "loop", model)
+        graph_ran, graph_id = _engine_run(emulator, "graph", model)
+        with HistoryStore() as store:
+            by_loop, by_graph = _rounds_usage(store, loop_id), _rounds_usage(store, graph_id)
+            costs = store.loop_costs([loop_id, graph_id])
+        assert len(by_loop) == 3 and by_loop == by_graph  # tokens and dollars, round by round
+        if priced:
+            assert costs[loop_id] is not None and costs[loop_id] > 0
+            assert costs[graph_id] == costs[loop_id]
+        else:
+            assert costs == {loop_id: None, graph_id: None}
+        # and both print the same total: dollars, or "unknown" for a model with no price
+        totals = [_cost(ran.err) for ran in (loop_ran, graph_ran)]
+        assert totals[0] == totals[1] and (totals[0] != "unknown") == priced, totals
+
+
+def _cost(err: str) -> str:
+    [line] = [ln for ln in err.splitlines() if ln.startswith("NOT PASSED: max_rounds after 3")]
+    return line.split("cost ", 1)[1].split(";", 1)[0]
+
+
+def test_a_bug_inside_a_graph_node_is_exit_3_and_the_thread_can_resume(
+    emulator: Emulator, gradeloop_home: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    from gradeloop.cli import main
+    from gradeloop.graph import _nodes
+
+    def broken(data: Any) -> Any:
+        raise TypeError("int() argument must be a string, not 'NoneType'")
+
+    monkeypatch.setattr(_nodes, "usage_from", broken)
+    emulator.responder = Model([judged(False)] * 3)
+    code = main(
+        ["optimize", "--engine", "graph", "--thread", "bug-1", "--rubric", RUBRIC,
+         "--task", "t", "--base-url", emulator.base_url]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "internal error: TypeError" in err and "please report it" in err
+    assert "continue it with `gradeloop optimize --resume bug-1`" in err

@@ -56,7 +56,7 @@ def test_a_consistent_answer_decides_the_key(
     assert "winner: A (" in ran.out
     row = next(line for line in ran.out.splitlines() if line.startswith("cited"))
     assert row.split()[-3:] == ["A", "A", "A"]
-    assert "judge: 2 request(s)" in ran.out
+    assert "judge: 2 calls" in ran.out
     with HistoryStore(gradeloop_home / "history.db") as store:
         (record,) = store.preferences()
     assert record["origin"] == "prefer" and record["winner"] == "a"

@@ -194,7 +194,7 @@ def test_the_model_line_shows_tokens_and_cost(
     emulator.enqueue(text_reply(json.dumps(answer)))
     ran = propose(rubric_file, "short", labels, "--base-url", emulator.base_url)
     assert ran.code == 0, ran.err
-    assert "model: 1 request, " in ran.out and " tokens in, " in ran.out and "$0." in ran.out
+    assert "model: 1 call, " in ran.out and " tokens in, " in ran.out and "$0." in ran.out
     assert "2 candidates proposed" in ran.out and "1 dropped" in ran.out
     assert "dropped (model): regex: option 'pattern': the pattern has an unbounded" in ran.out
     assert "note for a person: count words the way your readers do" in ran.out

@@ -380,4 +380,4 @@ def test_finding_5_gradeloop_optimize_prints_and_exits_on_the_accepted_draft(
     )
     assert ran.code == 0, ran.err
     assert ran.out == "second draft\n"
-    assert "PASSED: passed after 2 round(s)" in ran.err
+    assert "PASSED: passed after 2 rounds" in ran.err

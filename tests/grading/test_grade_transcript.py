@@ -401,7 +401,8 @@ def test_cli_bad_transcripts_exit_2_naming_the_message(tmp_path: Path) -> None:
     assert ran.code == 2
     assert ran.err.strip() == (
         f"gradeloop: error: {bad}: message 1 has an unknown role 'robot'; expected one of: "
-        "system, developer, user, assistant, tool, function"
+        "system, developer, user, assistant, tool, function; to grade the file as plain "
+        f"text, give it on stdin: `gradeloop grade - < {bad}`"
     )
 
 
@@ -411,7 +412,9 @@ def test_cli_other_json_drafts_stay_text(tmp_path: Path) -> None:
         json.dumps({"criteria": [{"key": "j", "description": "d", "checker": "json_valid"}]}),
         "utf-8",
     )
-    for content in ('{"answer": 42}', "[1, 2]", '{"messages": "not a list"}', "[{]"):
+    # JSON that is clearly not a message list (issue 40: '{"messages": "not a list"}' is
+    # meant as messages, so an error now; tests/cli/test_cli_first_hour.py)
+    for content in ('{"answer": 42}', "[1, 2]", '[{"name": "a", "price": 3}]', "[{]"):
         draft = tmp_path / "d.json"
         draft.write_text(content, encoding="utf-8")
         ran = cli("grade", str(draft), "--rubric", str(rubric), "--no-history", "--json")

@@ -62,7 +62,7 @@ def test_the_cli_shows_dollars(emulator: Emulator, gradeloop_home: Path) -> None
     assert json.loads(listing.out)[0]["cost_usd"] == pytest.approx(r.usage.cost_usd)
     assert "$0.0" in cli("history").out and "$0.0" in cli("history", r.loop_id).out
     stats = cli("stats")
-    assert "cost" in stats.out and "a passed loop, over 1 loop(s)" in stats.out
+    assert "cost" in stats.out and "a passed loop, over 1 loop" in stats.out
 
 
 def test_a_file_from_before_costs_is_backfilled_when_opened(

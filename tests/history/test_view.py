@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
@@ -258,3 +259,26 @@ def test_a_long_list_says_it_is_cut(viewer: Viewer, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(_pages, "LIST_LIMIT", 3)
     _, page, _ = get(viewer, "/")
     assert len(loops_listed(page)) == 3 and "newest shown" not in page
+
+
+def test_view_without_port_moves_off_a_taken_default_and_says_so(
+    history: tuple[Path, FixtureIds], monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    import argparse
+
+    from gradeloop.cli import _view
+
+    db, _ = history
+    with Viewer(db).start() as taken:
+        port = int(taken.url.rsplit(":", 1)[1].strip("/"))
+        monkeypatch.setattr(_view, "DEFAULT_PORT", port)
+        viewer = _view._viewer(argparse.Namespace(db=str(db), port=None, verbose=False))
+        try:
+            assert not viewer.url.endswith(f":{port}/")  # another, free port
+        finally:
+            viewer.shutdown()
+        assert f"port {port} is taken; using a free one" in capsys.readouterr().err
+        from tests.support.cli_helpers import cli
+
+        ran = cli("view", "--db", str(db), "--port", str(port))  # asked for: an error
+        assert ran.code == 2 and "give another --port, or --port 0 for a free one" in ran.err

@@ -74,7 +74,8 @@ class Pipe:
                 }
             )
         )
-        assert self.receive(60)["id"] == 0
+        self.initialized = self.receive(60)
+        assert self.initialized["id"] == 0
         self.send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
 
     def send(self, line: str | bytes) -> None:
@@ -235,3 +236,10 @@ def test_no_request_with_an_id_is_left_unanswered(message: dict[str, Any], surro
             expected = None
     assert [a["id"] for a in answers] == [expected]
     assert all(types.JSONRPCError.model_validate(a) for a in answers)
+
+
+def test_the_server_reports_its_name_and_version(pipe: Pipe) -> None:
+    import gradeloop
+
+    info = pipe.initialized["result"]["serverInfo"]
+    assert info["name"] == "gradeloop" and info["version"] == gradeloop.__version__

@@ -254,3 +254,35 @@ def test_the_split_is_seeded_order_free_and_leaves_both_sides(
     assert [i.output_id for i in train] == [i.output_id for i in again[0]]
     assert train and held and {i.output_id for i in train} | {i.output_id for i in held} == set(ids)
     assert not {i.output_id for i in train} & {i.output_id for i in held}
+
+
+def test_align_says_each_phase_as_it_starts(files: dict[str, Any]) -> None:
+    files["judge"].proposals = [HELPS, USELESS]
+    ran = cli("align", *files["args"], "--proposals", "2")
+    assert ran.code == 0, ran.err
+    phases = [ln for ln in ran.err.splitlines() if ln.startswith("align: ")]
+    assert phases[0] == "align: grading 12 labelled drafts with the judge"
+    assert phases[1] == "align: cites: asking the judge's model for 2 rewrites"
+    assert phases[2].startswith("align: cites: scoring rewrite 1/2 on ")
+    assert phases[3].startswith("align: cites: scoring rewrite 2/2 on ")
+    assert phases[2].endswith("held-out drafts") and len(phases) == 4
+    assert "grading 12" not in ran.out and "scoring" not in ran.out  # stdout: the report
+
+
+def test_labels_without_a_task_take_task_or_task_file(files: dict[str, Any]) -> None:
+    labels: Path = files["labels"]
+    rows = [json.loads(line) for line in labels.read_text().splitlines()]
+    bare = files["tmp"] / "bare.jsonl"
+    bare.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "task"}) + "\n"
+                            for r in rows), encoding="utf-8")  # fmt: skip
+    args = [a if a != str(labels) else str(bare) for a in files["args"]]
+    missing = cli("align", *args)
+    assert missing.code == 2 and "missing field 'task'" in missing.err
+    assert "--task-file" in missing.err
+    task = files["tmp"] / "task.md"
+    task.write_text("answer\n", encoding="utf-8")
+    files["judge"].proposals = [HELPS]
+    for extra in (["--task-file", str(task)], ["--task", "answer"]):
+        ran = cli("align", *args, *extra, "--json")
+        assert ran.code == 0, ran.err
+        assert json.loads(ran.out)["keys"]["cites"]["status"] == "improved"

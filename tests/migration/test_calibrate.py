@@ -273,6 +273,7 @@ def test_calibrate_reports_stores_and_shows_the_change(
 ) -> None:
     first = run_calibrate(emulator, LABELS, "--rubric", str(SHADOW_RUBRIC))
     assert first.code == 0, first.err
+    assert "calibrate: grading 10 labelled drafts with the judge and the checkers" in first.err
     rows = {tuple(ln.split()[:2]): ln.split()[2:] for ln in first.out.splitlines()}
     assert rows[("sentence_len", "judge")] == ["10", "70%", "0.40", "-", "-"]
     assert rows[("sentence_len", "sentence_len")] == ["(shadow)", "10", "100%", "1.00", "-", "-"]

@@ -155,7 +155,9 @@ def test_the_text_report(setup: dict[str, Any]) -> None:
     lines = ran.out.splitlines()
     row = next(line.split() for line in lines if line.startswith("cites"))
     assert row[:5] == ["cites", "judge", "changed", "1", "0"]
-    assert "judge: 4 requests, 0 from the verdict cache" in ran.out
+    assert "judge: 4 calls, 0 from the verdict cache" in ran.out
+    # what it is doing, said on stderr as it starts
+    assert ran.err.startswith(f"regrade: grading the stored drafts of {setup['run'][:10]} again")
 
 
 def test_bad_input(setup: dict[str, Any], tmp_path: Path) -> None:

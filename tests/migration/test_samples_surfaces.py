@@ -233,7 +233,7 @@ def test_grade_doubtful_on_the_command_line(emulator: Emulator, tmp_path: Path) 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--samples", "0"], "--samples must be at least 1"),
+        (["--samples", "0"], "argument --samples: '0': must be at least 1"),
         (["--margin", "-1"], "--margin must be 0"),
     ],
 )

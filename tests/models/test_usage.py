@@ -7,6 +7,10 @@ import threading
 import time
 from types import SimpleNamespace
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gradeloop.models import CallRecord, Usage, metered, record_call
 from gradeloop.models._usage import Metered
 from gradeloop.testing import text_reply
@@ -145,3 +149,26 @@ def test_asyncio_tasks_and_worker_threads_attribute_to_their_own_meter() -> None
         return await asyncio.gather(*(one(n) for n in range(1, 6)))
 
     assert asyncio.run(main()) == [1000 + n for n in range(1, 6)]
+
+
+@given(
+    counts=st.lists(st.integers(0, 10**7), min_size=4, max_size=4),
+    cost=st.one_of(st.none(), st.floats(0, 1000, allow_nan=False)),
+)
+def test_a_usage_comes_back_from_its_dict_with_its_cost(
+    counts: list[int], cost: float | None
+) -> None:
+    usage = Usage(*counts, cost_usd=cost)
+    back = Usage.from_dict(usage.to_dict())
+    assert back == usage  # the four counts
+    if usage.cost_usd is None:
+        assert back.cost_usd is None  # unknown stays unknown, never $0
+    else:
+        assert back.cost_usd == pytest.approx(usage.cost_usd, abs=1e-8)  # never int()-ed
+
+
+def test_a_usage_dict_with_junk_reads_as_zeros_and_an_unknown_cost() -> None:
+    back = Usage.from_dict({"input_tokens": "12", "output_tokens": True, "cost_usd": "1.5"})
+    assert back == Usage() and back.cost_usd == 0.0  # no tokens cost nothing
+    assert Usage.from_dict({"input_tokens": 3, "cost_usd": None}).cost_usd is None
+    assert Usage.from_dict(None) == Usage()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,59 @@ def test_the_readme_says_what_the_offline_example_shows() -> None:
     for key in failed:  # every key that fails is named, not only the unchecked ones
         assert f"`{key}`" in intro, key
     assert "not checked" in intro and "requests" in intro and "58 words" in intro
+
+
+# -- the stand-in judge and writer (docs/models.md: the loop offline) ---------------------
+
+
+def test_the_stand_in_writes_and_judges_the_whole_loop_offline(emulator: Any) -> None:
+    from tests.migration.test_compare import stand_in
+    from tests.support.cli_helpers import cli
+
+    emulator.responder = stand_in().respond
+    ex = EXAMPLES / "payments-guide"
+    ran = cli(
+        "optimize", "--task-file", str(ex / "task.md"), "--rubric", str(ex / "rubric.toml"),
+        "--base-url", emulator.base_url, "--model", "stand-in", "--judge-model", "stand-in",
+        "--max-tokens", "1024", "--no-history",
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    rounds = [ln for ln in ran.err.splitlines() if ln.startswith("round ")]
+    assert rounds[0].startswith("round 1/3  score 6.00  fail  failed: code_runs, sentence_len")
+    assert rounds[1].startswith("round 2/3  score 10.00  pass")
+    assert "PASSED: passed after 2 rounds" in ran.err
+    assert "urllib.request" in ran.out  # the fixed draft d01 is returned
+
+
+def test_the_stand_in_script_serves_and_prints_its_base_url(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = EXAMPLES / "payments-guide" / "stand_in_judge.py"
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert json.loads(line) == {"base_url": f"http://127.0.0.1:{port}"}, process.stderr
+        body = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "go"}]}
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/messages",
+            data=json.dumps(body).encode(),
+            headers={"content-type": "application/json", "x-api-key": "k"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            reply = json.load(answer)
+        assert reply["content"][0]["text"].startswith("# Accepting payments with Ledgerline")
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)  # closes both pipes

@@ -193,6 +193,7 @@ class Emulator(Scripted):
         latency: float = 0.0,
         keep_alive: bool = False,
         tls: ssl.SSLContext | None = None,
+        port: int = 0,
     ) -> None:
         super().__init__()
         self.cache_min_tokens = cache_min_tokens
@@ -202,7 +203,7 @@ class Emulator(Scripted):
         self.answered: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self._cache: set[str] = set()
         self.batches = BatchDesk(self)
-        server = _Server(("127.0.0.1", 0), _handler_for(self))
+        server = _Server(("127.0.0.1", port), _handler_for(self))
         if tls is not None:  # https://, with the server's certificate from ``tls``
             server.socket = tls.wrap_socket(server.socket, server_side=True)
             self._scheme = "https"

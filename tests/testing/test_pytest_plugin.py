@@ -179,6 +179,10 @@ def test_record_against_the_emulator_then_replay_offline(
             "accurate; draft 'Hi Ada.'); *--gradeloop-record=new*",
         ]
     )
+    # said once: no second copy as the context of the failure
+    failures = missing.stdout.str().split("short test summary info")[0]
+    assert failures.count("has no recorded judge reply") == 1
+    assert "During handling of the above exception" not in missing.stdout.str()
     assert len(emulator.bodies) == 5
 
 

@@ -230,3 +230,23 @@ def test_the_quick_start_in_the_docs_runs(emulator: Emulator, monkeypatch: Any) 
     answer = scope["messages"][-2]["content"][0]  # the user turn of tool results
     assert json.loads(answer["content"])["passed"] is True
     assert len(emulator.bodies) == 2 and scope["reply"].stop_reason == "end_turn"
+
+
+def test_as_a_script_an_api_error_is_one_line_and_exit_2(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support.emulator import HTTPError
+
+    emulator.responder = lambda body: HTTPError(
+        529,
+        "Overloaded\nTraceback (most recent call last): ...",
+        headers={"x-should-retry": "false"},
+    )
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text(json.dumps({"criteria": CRITERIA}), encoding="utf-8")
+    code = driver.main(["--task", TASK, "--rubric", str(rubric), "--base-url", emulator.base_url])
+    err = capsys.readouterr().err
+    assert code == 2
+    [line] = err.splitlines()
+    assert line.startswith("agent_driver: the model's API call failed: ") and "529" in line
+    assert "Traceback" not in err

@@ -495,7 +495,9 @@ def test_an_unknown_checker_lists_the_known_ones(store: HistoryStore) -> None:
     bad = [{**SHORT, "checker": "lenght"}]
     kind, message = error(runner(store).call("evaluate_output", {"output": "a", "criteria": bad}))
     assert kind == "unknown_checker"
-    assert message.startswith("criterion 'short': unknown checker 'lenght'. Known checkers: ")
+    assert message.startswith(
+        "criterion 'short': unknown checker 'lenght'. Did you mean 'length'? Known checkers: "
+    )
     assert "length, " in message and "sentence_len" in message
     assert message.endswith("omit 'checker' to have the LLM judge fill this criterion.")
     assert "error" not in runner(store).call(

@@ -13,7 +13,7 @@ from ..migration._agreement import PassFailStats
 from ..migration._align import AlignReport, align
 from ..migration._jsonl import read_labels
 from ..migration._rubric_write import check_target, write_rubric
-from ._io import check_out, console, plural, print_json, table
+from ._io import check_out, console, phase_line, plural, print_json, read_task, table
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -44,6 +44,8 @@ def add_parser(sub: Any) -> None:
         "with a second labeller's file to find ambiguous keys",
     )
     p.add_argument("--rubric", required=True, metavar="FILE", help="rubric file (TOML or JSON)")
+    p.add_argument("--task", metavar="TEXT", help="task for lines that have none")
+    p.add_argument("--task-file", metavar="FILE", help="read that task from a file")
     p.add_argument("--key", action="append", metavar="KEY", help="align only this key (repeatable)")
     p.add_argument("--out", metavar="FILE", help="write the aligned rubric here (never the input)")
     p.add_argument(
@@ -76,8 +78,11 @@ def run(args: argparse.Namespace) -> int:
     check_out(args.out)
     if args.out is not None:
         check_target(args.rubric, args.out)
-    items = read_labels(args.labels[0], rubric)
-    others = [read_labels(path, rubric) for path in args.labels[1:]]
+    default_task = None
+    if args.task is not None or args.task_file is not None:
+        default_task = read_task(args.task, args.task_file)
+    items = read_labels(args.labels[0], rubric, default_task=default_task)
+    others = [read_labels(path, rubric, default_task=default_task) for path in args.labels[1:]]
     require_model(args, rubric.judge_keys, code_only_hint=False)
     judge = build_judge(args)
     report = align(
@@ -90,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         heldout=args.holdout,
         proposals=args.proposals,
         jobs=args.jobs,
+        on_phase=phase_line("align"),
     )
     written = None
     if args.out is not None and report.changes:

@@ -26,7 +26,7 @@ from ..migration._jsonl import digest, read_labels
 from ..migration._labellers import labeller_agreement
 from ..migration._suggest import suggest_examples, suggestions_toml
 from . import _calibrate_stats
-from ._io import add_db_option, console, plural, print_json, read_task
+from ._io import add_db_option, console, phase_line, plural, print_json, read_task
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -116,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     store = None if args.no_history else HistoryStore(args.db)
     try:
         previous = store.latest_calibration(name) if store is not None else None
+        asked = "the judge and the checkers" if judge is not None else "the checkers"
+        phase_line("calibrate")(f"grading {plural(len(items), 'labelled draft')} with {asked}")
         report = calibrate(items, rubric, judge=judge, name=name, previous=previous, jobs=args.jobs)
         report.labels_path = str(Path(args.labels[0]))
         report.labels_digest = digest(args.labels[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import Any
 
 from ..grading._registry import default_registry
@@ -47,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     for c in checkers:
         source = c["plugin"] + (f", {c['distribution']}" if c["distribution"] else "")
         out.print(f"{c['name']}  ({source})", markup=False)
-        if c["description"]:
-            out.print(f"    {c['description']}", markup=False)
+        for line in textwrap.wrap(c["description"], 92):  # whole sentences, on any width
+            out.print(f"    {line}", markup=False)
         out.print(f"    options: {', '.join(c['options']) or 'none'}", markup=False)
     for f in failures:
         out.print(

@@ -193,7 +193,7 @@ def render(report: CompareReport, show: int) -> None:
     per = max(cost.drafts, 1)
     out.print(
         f"compared {plural(report.drafts, 'draft')} with rubric {report.to_json()['rubric']}; "
-        f"judge: {cost.calls} calls, {cost.usage.total_input:,} tokens in "
+        f"judge: {plural(cost.calls, 'call')}, {cost.usage.total_input:,} tokens in "
         f"({cost.usage.total_input / per:,.0f} per draft), {cost.usage.output_tokens:,} out "
         f"({cost.usage.output_tokens / per:,.0f} per draft), {_dollars(cost.usage.cost_usd, per)}",
         markup=False,
@@ -279,9 +279,9 @@ def _notes(k: KeyComparison) -> list[str]:
             + (f" ({k.scores.correlation_note})" if k.scores.correlation_note else "")
         )
     if k.failed:
-        notes.append(f"the shadow failed on {k.failed} draft(s): " + "; ".join(k.errors))
+        notes.append(f"the shadow failed on {plural(k.failed, 'draft')}: " + "; ".join(k.errors))
     if k.skipped:
-        notes.append(f"the shadow was skipped on {k.skipped} draft(s)")
+        notes.append(f"the shadow was skipped on {plural(k.skipped, 'draft')}")
     return notes
 
 

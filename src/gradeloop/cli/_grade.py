@@ -28,7 +28,8 @@ from ._models import (
     judges_configured,
     require_model,
 )
-from ._record import add_history_options, record_grading
+from ._reasons import NO_REASON, unexplained_keys
+from ._record import add_history_options, record_grading, say_recorded
 from ._runs import add_level_option
 
 
@@ -147,13 +148,14 @@ def run(args: argparse.Namespace) -> int:
     )
     evaluation = evaluation.with_ids(new_id("out"))  # the id the history records it under
     item = "stdin" if args.draft == "-" else Path(args.draft).name
-    record_grading(
+    run_id = record_grading(
         args, rubric, [GradedDraft(item, draft, evaluation, task)], origin="grade", judge=judge
     )
     if args.json:
         print_json(evaluation.to_json())
     else:
         render(evaluation)
+    say_recorded(run_id, args)
     return 0 if evaluation.accepted else 1
 
 
@@ -186,6 +188,7 @@ def render(evaluation: Evaluation) -> None:
         table.add_row(*(escape(x) for x in row))
     out.print(table)
     issues = [i for i in evaluation.verdict.issues if not i.endswith("filled by the judge")]
+    issues += [f"{key}: {NO_REASON}" for key in unexplained_keys(evaluation)]
     if issues:
         out.print("\nissues:")
         for issue in issues:

@@ -23,7 +23,7 @@ from ..migration._jsonl import DraftItem, read_drafts
 from ._io import console, read_task
 from ._many_output import print_results
 from ._models import build_judge, judges_configured, require_model
-from ._record import record_grading
+from ._record import record_grading, say_recorded
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
         skip_judge=args.code_only,
     )
     _require_a_server(evaluations)
-    record_grading(args, rubric, _graded(items, evaluations), origin="grade", judge=judge)
+    run_id = record_grading(args, rubric, _graded(items, evaluations), origin="grade", judge=judge)
     print_results(args, items, evaluations)
+    say_recorded(run_id, args)
     return 0 if all(e.accepted for e in evaluations) else 1
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..errors import InputError
 from ..grading._files import read_utf8
 from ..grading._jsonout import dumps
 from ..grading._transcript import Transcript, loads, looks_like_messages
+from ._draft_json import as_text_hint, refuse_broken_messages, refuse_message_like
 
 
 def read_text(path: str, what: str) -> str:
@@ -36,17 +38,23 @@ def read_draft(path: str, what: str) -> str | Transcript:
     A list of messages of any shape a :class:`~gradeloop.Transcript` reads (a
     ``role``, a Responses item, a LangChain message dict) is a transcript. Any other
     ``.json`` file (an object, invalid JSON) is text, for the JSON checkers; a message
-    list that cannot be read is an error naming the message.
+    list that cannot be read is an error naming the message, and so is JSON meant as
+    messages that is not a transcript (see :mod:`._draft_json`).
     """
     text = read_text(path, what)
     if not path.lower().endswith(".json"):
         return text
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (json.JSONDecodeError, RecursionError) as exc:
+        refuse_broken_messages(path, text, exc)  # the CLI's decision (issue 40)
         return text
     if looks_like_messages(data):  # read strictly: a key written twice is an error
-        return loads(text, source=path)
+        try:
+            return loads(text, source=path)
+        except InputError as exc:
+            raise InputError(f"{exc}; {as_text_hint(path)}") from None
+    refuse_message_like(path, data)  # meant as messages, not read as them: an error
     return text
 
 
@@ -165,6 +173,22 @@ def write_out(out: str, draft: str, loop_id: str | None, db: str | None) -> None
                 f"`gradeloop history {loop_id}{where} --json`"
             )
         raise InputError(f"cannot write --out file {out} ({exc.strerror}); {recover}") from None
+
+
+def phase_line(command: str) -> Callable[[str], None]:
+    """A callback that says, on one stderr line each, what a long command is doing now
+    (``align: grading 20 labelled drafts with the judge``), so it is never silent."""
+
+    def say(text: str) -> None:
+        print(terminal_safe(f"{command}: {text}"), file=sys.stderr, flush=True)
+
+    return say
+
+
+def dollars(cost: float | None) -> str:
+    """``$0.0123``, or ``unknown`` when a model's price is not known (never a guess, never
+    $0): the one way every command writes a cost."""
+    return "unknown" if cost is None else f"${cost:,.4f}"
 
 
 def percent(x: float | None) -> str:

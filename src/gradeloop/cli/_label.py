@@ -10,7 +10,7 @@ from ..history._store import HistoryStore
 from ..history.report._label import LabelSession
 from ..history.report._label_server import Labeller
 from ..migration._evidence import stored_run
-from ._io import add_db_option, check_out
+from ._io import add_db_option, check_out, plural
 
 
 def add_parser(sub: Any) -> None:
@@ -44,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
         source = stored_run(store, args.run_id)
     session = LabelSession(source, args.out)
     labeller = Labeller(session, args.port)
+    drafts = plural(len(session.drafts), "draft")
     print(
-        f"gradeloop: labelling {source.kind} {source.source_id} ({len(session.drafts)} drafts, "
+        f"gradeloop: labelling {source.kind} {source.source_id} ({drafts}, "
         f"keys {', '.join(k.key for k in session.keys)}) at {labeller.url}; marks are saved "
         f"to {args.out} as you make them; Ctrl-C to stop",
         file=sys.stderr,
@@ -54,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         labeller.serve_forever()
     except KeyboardInterrupt:
-        print(f"gradeloop: {session.labelled} drafts labelled in {args.out}", file=sys.stderr)
+        print(
+            f"gradeloop: {plural(session.labelled, 'draft')} labelled in {args.out}",
+            file=sys.stderr,
+        )
     finally:
         labeller.shutdown()
     return 0

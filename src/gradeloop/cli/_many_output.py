@@ -15,6 +15,7 @@ from ..integrations import telemetry
 from ..migration._jsonl import DraftItem
 from ..stats import GradedRow, Interval, Summary, summarize
 from ._io import console, plural
+from ._reasons import reason_lines
 from ._runs import check_level
 
 __all__ = ["interval_lines", "print_results", "render_many", "summary_lines"]
@@ -88,7 +89,7 @@ def render_many(
     lines = summary_lines(evaluations)
     if summary is not None:
         lines[1:1] = interval_lines(summary)
-    for line in lines:
+    for line in [*reason_lines(items, evaluations), *lines]:
         out.print(line, markup=False, soft_wrap=True)
 
 
@@ -129,7 +130,7 @@ def summary_lines(evaluations: Sequence[Evaluation]) -> list[str]:
     lines = [
         f"\n{plural(n, 'draft')}: {accepted} accepted, {n - accepted} not"
         + (f" ({failed} with a failed judge)" if failed else ""),
-        f"judge: {len(sent)} calls, {len(calls) - len(sent)} answered from the cache, "
+        f"judge: {plural(len(sent), 'call')}, {len(calls) - len(sent)} answered from the cache, "
         f"{tokens:,} tokens",
     ]
     if cost is None:
@@ -156,5 +157,5 @@ def _judge_cell(ev: Evaluation) -> str:
 
 def _dollars(value: float | None) -> str:
     if value is None:
-        return "?"
+        return "unknown"
     return f"${value:,.4f}" if value < 100 else f"${value:,.2f}"

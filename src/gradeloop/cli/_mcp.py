@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..errors import InputError
 from ._io import add_db_option
 from ._models import add_model_options, provider
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         if not Path(folder).expanduser().is_dir():
             raise InputError(f"--allow-dir folder not found: {folder}; give an existing folder")
     # stdout carries the protocol: anything for a person goes to stderr.
-    print("gradeloop: MCP server on stdio; waiting for a client", file=sys.stderr)
+    print(f"gradeloop {__version__}: MCP server on stdio; waiting for a client", file=sys.stderr)
     serve(
         base_url=args.base_url,
         model=args.model,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, RubricWarning
 from ..grading._judge_specs import JudgeSpec, parse_judge_spec
 
 
@@ -68,7 +69,7 @@ def add_model_options(parser: argparse.ArgumentParser, *, generator: bool) -> No
     )
     group.add_argument(
         "--samples",
-        type=int,
+        type=_positive_int,  # refused at once, with --code-only too (no judge asked)
         default=1,
         metavar="K",
         help="ask the judge K times and decide each key by majority (scored keys: the "
@@ -262,6 +263,14 @@ def build_judge(args: argparse.Namespace, rubric: Any = None) -> Any:
     command ends)."""
     specs = judge_specs(args, rubric)
     if len(specs) <= 1:
+        if getattr(rubric, "jury", None):
+            warnings.warn(
+                f"the rubric's jury table ({', '.join(sorted(rubric.jury))}) is ignored: it "
+                f"applies to two judges or more, and this run has {len(specs) or 1}; add "
+                "judges (judge_models, or --judge-model again) or drop the table",
+                RubricWarning,
+                stacklevel=2,
+            )
         return _one_judge(args, specs[0] if specs else None)
     from ..judging._jury import Jury
 
@@ -362,8 +371,9 @@ def add_max_tokens_option(parser: argparse.ArgumentParser) -> None:
         "--max-tokens",
         type=_positive_int,
         metavar="N",
-        help="cut each draft off past N tokens (default: the rubric's [generator] "
-        "max_tokens, else 8192); a small local model may otherwise write until the ceiling",
+        help="the ceiling of each draft, in tokens (default: the rubric's [generator] "
+        "max_tokens, else 8192). A draft that reaches N tokens is cut off and fails the "
+        "loop (it is not an answer): set N above the longest draft you expect",
     )
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, NotAnAnswer
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
 from ..history._store import HistoryStore
@@ -16,6 +18,8 @@ from ._io import (
     add_db_option,
     check_out,
     console,
+    dollars,
+    plural,
     print_json,
     read_task,
     write_out,
@@ -145,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     store = None if args.no_history else HistoryStore(args.db)
     progress = _Progress(args.max_rounds if not args.single_shot else 1)
     try:
-        with progress, announced():
+        with progress, announced(), _kept(progress, store, args.db):
             result = run_loop(
                 task,
                 rubric,
@@ -177,6 +181,24 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.passed else 1
 
 
+@contextlib.contextmanager
+def _kept(progress: _Progress, store: HistoryStore | None, db: str | None) -> Iterator[None]:
+    """A first draft that was not an answer (cut off at max_tokens, say) ends the run
+    with exit 2; its error says where the history keeps what it wrote."""
+    try:
+        yield
+    except NotAnAnswer as exc:
+        if store is None or progress.loop_id is None or exc.text is None:
+            raise
+        where = f" --db {db}" if db else ""
+        raise NotAnAnswer(
+            f"{exc}\nwhat it wrote is kept: `gradeloop history {progress.loop_id}{where}`",
+            reason=exc.reason,
+            stop_details=exc.stop_details,
+            text=exc.text,
+        ) from exc
+
+
 def _report(result: LoopResult, args: argparse.Namespace) -> None:
     if args.out:
         recorded = None if args.no_history else result.loop_id
@@ -191,7 +213,7 @@ def _report(result: LoopResult, args: argparse.Namespace) -> None:
     verdict = "PASSED" if result.passed else "NOT PASSED"
     usage = result.usage
     err.print(
-        f"{verdict}: {result.stop_reason} after {result.rounds} round(s); returned draft "
+        f"{verdict}: {result.stop_reason} after {plural(result.rounds, 'round')}; returned draft "
         f"{result.output_id} scored {score}/10; tokens {usage.total_input} in, "
         f"{usage.output_tokens} out, cost {dollars(usage.cost_usd)}; loop {result.loop_id}"
         + (
@@ -216,6 +238,7 @@ class _Progress:
         self.cap = cap
         self.err = console(stderr=True)
         self.status: Any = None
+        self.loop_id: str | None = None
 
     def __enter__(self) -> _Progress:
         if self.err.is_terminal:
@@ -234,6 +257,7 @@ class _Progress:
 
     def event(self, event: LoopEvent) -> None:
         """Keep the terminal's status line on what the loop is doing right now."""
+        self.loop_id = event.loop_id
         if self.status is None:
             return
         if event.kind == "generate_start":
@@ -257,7 +281,7 @@ def describe(it: Iteration, cap: int) -> str:
     head = f"round {it.iteration}/{max(cap, 1)}"
     tokens = (
         f"tokens {it.usage.total_input} in/{it.usage.output_tokens} out"
-        f"  {dollars(it.usage.cost_usd)}"
+        f"  cost {dollars(it.usage.cost_usd)}"
     )
     ms = it.generation_time_ms + (it.evaluation_time_ms or 0)
     if it.evaluation is None:
@@ -270,8 +294,3 @@ def describe(it: Iteration, cap: int) -> str:
         f"{head}  score {ev.overall_score or 0.0:.2f}  {'pass' if ev.accepted else 'fail'}  "
         f"failed: {failed}  {tokens}  {ms / 1000:.1f}s{reused}"
     )
-
-
-def dollars(cost: float | None) -> str:
-    """``$0.0123``, or ``$?`` when a model's price is unknown (never a guess)."""
-    return "$?" if cost is None else f"${cost:,.4f}"

@@ -28,8 +28,24 @@ from ..history._scrub import scrub_text
 from ..history._store import HistoryStore
 from ..judging._family import announced
 from ..loop._run import new_id
-from ._io import check_out, console, print_json, read_task, write_out, write_text
-from ._models import build_generator, build_judge, model_configured, same_family_line
+from ..models._usage import Usage
+from ._io import (
+    check_out,
+    console,
+    dollars,
+    plural,
+    print_json,
+    read_task,
+    write_out,
+    write_text,
+)
+from ._models import (
+    build_generator,
+    build_judge,
+    model_configured,
+    model_failure,
+    same_family_line,
+)
 
 CHECKPOINTS = "checkpoints.db"
 
@@ -230,13 +246,17 @@ def _stream(graph: Any, start: Any, config: Any, job: _Job, err: Any) -> None:
         for event in graph.stream(start, config, stream_mode="custom", durability="sync"):
             err.print(describe_round(event), markup=False)
     except Exception as exc:
-        if os.environ.get("GRADELOOP_DEBUG"):
-            raise
-        what = str(exc) if isinstance(exc, GradeloopError) else f"{type(exc).__name__}: {exc}"
-        raise GradeloopError(
-            f"the run stopped: {what}\nthread {job.thread_id} is saved; continue it with "
+        resume = (
+            f"thread {job.thread_id} is saved; continue it with "
             f"`gradeloop optimize --resume {job.thread_id}`"
-        ) from exc
+        )
+        # Bad input and a failing model server are exit 2; anything else is a bug in
+        # gradeloop (exit 3), reported as one, with the thread still there to resume.
+        what = str(exc) if isinstance(exc, GradeloopError) else model_failure(exc)
+        if what is None or os.environ.get("GRADELOOP_DEBUG"):
+            err.print(f"the run stopped; {resume}", markup=False)
+            raise
+        raise GradeloopError(f"the run stopped: {what}\n{resume}") from exc
 
 
 def _banner(job: _Job, finished: bool) -> str:
@@ -278,11 +298,13 @@ def _report(
     score = f"{evaluation['overall_score']:.2f}" if judged and evaluation else "-"
     usage = state.get("usage") or {}
     loop = f"; loop {state.get('loop_id')} (see `gradeloop history {state.get('loop_id')}`)"
+    rounds = plural(int(state.get("rounds", 0)), "round")
     console(stderr=True).print(
         f"{'PASSED' if passed else 'NOT PASSED'}: {state.get('stop_reason')} after "
-        f"{state.get('rounds', 0)} round(s); returned draft {state.get('output_id')} scored "
+        f"{rounds}; returned draft {state.get('output_id')} scored "
         f"{score}/10; tokens {usage.get('total_input', 0)} in, {usage.get('output_tokens', 0)}"
-        f" out; thread {job.thread_id}" + (loop if history is not None else ""),
+        f" out, cost {dollars(Usage.from_dict(usage).cost_usd)}; thread {job.thread_id}"
+        + (loop if history is not None else ""),
         markup=False,
     )
 

@@ -17,7 +17,16 @@ from ..history._store import HistoryStore
 from ..judging._bias import PositionBias, PreferenceBatch, compare_many
 from ..judging._preference import Preference, compare_drafts
 from ..migration._jsonl import read_pairs
-from ._io import add_db_option, console, print_json, read_task, read_text, table
+from ._io import (
+    add_db_option,
+    console,
+    dollars,
+    plural,
+    print_json,
+    read_task,
+    read_text,
+    table,
+)
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -25,7 +34,6 @@ from ._models import (
     build_judge,
     require_model,
 )
-from ._optimize import dollars
 
 _LABEL = {"a": "A", "b": "B", "tie": "tie"}
 
@@ -70,8 +78,12 @@ def run(args: argparse.Namespace) -> int:
     rubric = Rubric.load(args.rubric)
     task = read_task(args.task, args.task_file)
     pairs = read_pairs(args.pairs, default_task=task) if args.pairs is not None else None
+    # the files first: a missing draft is said before a missing model
+    a = read_text(args.a, "draft A") if pairs is None else ""
+    b = read_text(args.b, "draft B") if pairs is None else ""
     judge = None
-    if rubric.judge_keys:
+    identical = pairs is None and a == b  # they tie on every key: no judge is asked
+    if rubric.judge_keys and not identical:
         require_model(args, rubric.judge_keys, code_only_hint=False, rubric=rubric)
         judge = build_judge(args, rubric)
     if pairs is not None:
@@ -82,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             _show_many(batch)
         return 0
-    a, b = read_text(args.a, "draft A"), read_text(args.b, "draft B")
     pref = compare_drafts(a, b, rubric, task=task, judge=judge)
     _record(args, [(pref, args.a, args.b)])
     if args.json:
@@ -129,7 +140,7 @@ def _show(pref: Preference, a: str, b: str) -> None:
     out.print(f"winner: {names[pref.winner]}", markup=False)
     if pref.inconsistent:
         out.print(
-            f"{len(pref.inconsistent)} judge key(s) answered differently in the two orders "
+            f"{plural(len(pref.inconsistent), 'judge key')} answered differently in the two orders "
             f"(position bias), counted as ties: {', '.join(pref.inconsistent)}",
             markup=False,
         )
@@ -167,8 +178,8 @@ def bias_line(bias: PositionBias) -> str:
 
 def _judge_line(requests: int, usage: Any) -> str:
     if usage is None:
-        return f"judge: {requests} request(s)"
+        return f"judge: {plural(requests, 'call')}"
     return (
-        f"judge: {requests} request(s), {usage.total_input + usage.output_tokens:,} tokens, "
-        f"{dollars(usage.cost_usd)}"
+        f"judge: {plural(requests, 'call')}, {usage.total_input + usage.output_tokens:,} tokens, "
+        f"cost {dollars(usage.cost_usd)}"
     )

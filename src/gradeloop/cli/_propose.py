@@ -186,13 +186,13 @@ def _model_line(proposal: Proposal, out: Any) -> None:
         spent = f"{usage.total_input:,} tokens in, {usage.output_tokens:,} out, {cost}"
     if answer.error is not None:
         out.print(
-            f"model: 1 request ({spent}) failed: {answer.error}; mined candidates only",
+            f"model: 1 call ({spent}) failed: {answer.error}; mined candidates only",
             markup=False,
         )
         return
     proposed = len(answer.proposals) + len(answer.dropped)
     out.print(
-        f"model: 1 request, {spent}; {plural(proposed, 'candidate')} proposed",
+        f"model: 1 call, {spent}; {plural(proposed, 'candidate')} proposed",
         markup=False,
     )
 

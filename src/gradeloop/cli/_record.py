@@ -59,3 +59,19 @@ def record_grading(
             file=sys.stderr,
         )
         return None
+
+
+def say_recorded(run_id: str | None, args: argparse.Namespace) -> None:
+    """The last line of a grading command (on stderr): the id of the grading run it
+    recorded, and where that id goes next."""
+    if run_id is None:
+        return
+    db = getattr(args, "db", None)
+    where = f" --db {db}" if db else ""
+    print(
+        terminal_safe(
+            f"run {run_id} recorded (`gradeloop history {run_id}{where}` shows it; "
+            f"`gradeloop label {run_id}{where}` labels its drafts)"
+        ),
+        file=sys.stderr,
+    )

@@ -12,7 +12,16 @@ from ..grading._rubric import Rubric
 from ..history._store import HistoryStore
 from ..migration._regrade import RegradeReport, regrade
 from ..stats import Comparison, PairedCounts, compare_counts
-from ._io import add_db_option, console, percent, plural, print_json, table, two_places
+from ._io import (
+    add_db_option,
+    console,
+    percent,
+    phase_line,
+    plural,
+    print_json,
+    table,
+    two_places,
+)
 from ._models import (
     add_cache_options,
     add_jobs_option,
@@ -61,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if rubric.judge_criteria and (args.judge_model or model_configured(args)):
         require_model(args, rubric.judge_keys, code_only_hint=False)
         judge = build_judge(args)
+    say = phase_line("regrade")
+    reuse = "" if args.no_reuse else "; judge keys whose prompt is unchanged reuse their answers"
+    say(f"grading the stored drafts of {args.run_id} again{reuse}")
     with HistoryStore(args.db) as store:
         report = regrade(
             args.run_id,
@@ -146,7 +158,7 @@ def render(report: RegradeReport, paired: dict[str, Comparison] | None = None) -
         return
     cost = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
     out.print(
-        f"judge: {plural(report.calls, 'request')}, {report.cached} from the verdict cache, "
+        f"judge: {plural(report.calls, 'call')}, {report.cached} from the verdict cache, "
         f"{usage.total_input + usage.output_tokens:,} tokens, {cost}",
         markup=False,
     )

@@ -52,6 +52,7 @@ Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -160,9 +161,11 @@ class UnknownCheckerError(CheckerError, LookupError):
         if not_loaded:  # a plugin that was not loaded (blocked, or autoload off) has it
             super().__init__(f"checker {name!r} {not_loaded}")
             return
+        close = difflib.get_close_matches(name, self.known, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
         super().__init__(
-            f"unknown checker {name!r}; registered checkers: {listing}. A checker in a "
-            "file of your own is registered once that file is loaded: name the file in the "
+            f"unknown checker {name!r}; {guess}registered checkers: {listing}. A checker in "
+            "a file of your own is registered once that file is loaded: name the file in the "
             'rubric (plugins = ["./my_checkers.py"]) or in GRADELOOP_PLUGINS'
         )
 
@@ -293,11 +296,22 @@ class NotAnAnswer(GradeloopError, RuntimeError):
 
     ``reason`` is ``"refusal"``, ``"max_tokens"`` or ``"no_text"``; the message
     contains ``declined``, ``max_tokens`` or ``no text block`` respectively.
+    ``text`` is what the model wrote before it was cut off (``max_tokens``), when it
+    wrote anything: never an answer, but it shows why (a small model echoing the
+    prompt, or going round in circles).
     """
 
-    def __init__(self, message: str, *, reason: StopReason, stop_details: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: StopReason,
+        stop_details: Any = None,
+        text: str | None = None,
+    ) -> None:
         self.reason = reason
         self.stop_details = stop_details
+        self.text = text
         super().__init__(message)
 
 

@@ -12,6 +12,7 @@ sent (cached or not) with every judge request.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -144,6 +145,21 @@ def warn_if_long(
         f"{where}criterion {key!r}: anchors and examples add about {size} characters "
         f"(~{size // 4} tokens) to every judge request; keep the examples that teach "
         "the most and shorten their texts",
+        RubricWarning,
+        stacklevel=4,
+    )
+
+
+def warn_if_fractional(key: str, threshold: float | None, path: Path | None) -> None:
+    """A :class:`RubricWarning` for a judge-scored key whose threshold is not a whole
+    number: the judge scores in whole numbers, so 7.5 works as 8. Said, not refused."""
+    if threshold is None or threshold == int(threshold):
+        return
+    up = math.ceil(threshold)
+    where = f"{path}, " if path is not None else ""
+    warnings.warn(
+        f"{where}criterion {key!r}: threshold {threshold:g} on the judge's whole-number "
+        f"scale works as {up} (a score of {up - 1} fails, {up} passes); write threshold = {up}",
         RubricWarning,
         stacklevel=4,
     )

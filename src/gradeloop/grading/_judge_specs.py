@@ -18,6 +18,7 @@ policy: ``jury = {policy = "majority", on = "all", quorum = 2, margin = 1}``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,9 @@ class JudgeSpec:
         return f"{head}{self.model}{tail}"
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
 def parse_judge_spec(text: object) -> JudgeSpec:
     """``[PROVIDER:]MODEL[@BASE_URL]`` read; a ValueError saying what is wrong."""
     if not isinstance(text, str):
@@ -55,6 +59,12 @@ def parse_judge_spec(text: object) -> JudgeSpec:
     at = raw.rfind("@")
     if at != -1 and raw[at + 1 :].startswith(("http://", "https://")):
         raw, base_url = raw[:at], raw[at + 1 :]
+    elif at != -1 and _SCHEME.match(raw[at + 1 :]):  # a URL, but not one a client speaks
+        scheme = raw[at + 1 :].split("://", 1)[0]
+        raise ValueError(
+            f"the server URL in {text!r} is {scheme}://, not http(s); write e.g. "
+            "'openai-compatible:qwen3-32b@http://localhost:8000/v1'"
+        )
     provider = None
     head, colon, rest = raw.partition(":")
     if colon and head in PROVIDERS:

@@ -228,9 +228,10 @@ class Registry:
             self.version += 1
             return
         if description is None:
-            lines = (fn.__doc__ or "").strip().splitlines()
-            # shown as plain text (`gradeloop checkers`, tool schemas): no ``markup``
-            description = _plain(lines[0]) if lines else ""
+            # the docstring's first paragraph, whole (a sentence may wrap onto a second
+            # line); shown as plain text (`gradeloop checkers`, tool schemas): no ``markup``
+            paragraph = (fn.__doc__ or "").strip().split("\n\n", 1)[0]
+            description = _plain(" ".join(paragraph.split()))
         self._checkers[name] = CheckerInfo(
             name=name,
             fn=fn,

@@ -14,7 +14,7 @@ from typing import Any, overload
 from ..errors import RubricError, UnusableFileError
 from ._criterion import JUDGE, KEY_PATTERN, Criterion, Scale, criterion_from, unknown_field
 from ._files import RUBRIC_LIMIT, read_user_file
-from ._guidance import warn_if_long
+from ._guidance import warn_if_fractional, warn_if_long
 from ._plugins import load_rubric_plugins
 from ._registry import Registry, default_registry
 from ._rubric_fields import (
@@ -127,6 +127,8 @@ class Rubric(Sequence[Criterion]):
             )
         for c in items:
             warn_if_long(c.key, c.anchors, c.examples, self.path)
+            if c.scale == "score" and c.checker in (None, "judge"):
+                warn_if_fractional(c.key, c.threshold, self.path)
         reg = registry or default_registry()
         self._criteria = tuple(
             bind_checker(c, reg, self.path, _line(_lines, i)) for i, c in enumerate(items)

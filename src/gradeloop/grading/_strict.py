@@ -51,9 +51,19 @@ def strict_json(text: str) -> Any:
     A duplicated key (Python would keep the last value), ``NaN``/``Infinity``, an
     integer too long to convert, and nesting too deep for the reader all raise
     :class:`WireError` naming the problem.
+
+    A raw control character (a newline, a tab) inside a string is read as it stands
+    (``strict=False``), whatever the path, first reply or repair: JSON wants it escaped,
+    but it can only sit inside a string (a ``reasoning``, an issue), never in a key's
+    boolean or score, so it cannot change what a reply decides; a key spelled with one
+    matches no criterion and is missing. Small models under a grammar that allows it
+    (llama-cpp-python's) write one in about a reply in five, and refusing those would
+    throw away verdicts that say exactly what they mean.
     """
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        return json.loads(
+            text, strict=False, object_pairs_hook=_unique_keys, parse_constant=_no_constant
+        )
     except WireError:
         raise
     except RecursionError:

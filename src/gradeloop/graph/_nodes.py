@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import fields
 from typing import Any, Literal, TypedDict
 
 from ..errors import HistoryError, InputError, JudgeError
@@ -34,13 +33,11 @@ JudgeErrors = Literal["revise", "raise"]
 
 NODE_SETUP, NODE_GENERATE, NODE_EVALUATE = "setup", "generate", "evaluate"
 
-_USAGE_FIELDS = tuple(f.name for f in fields(Usage))
-
 
 def usage_from(data: Mapping[str, Any] | None) -> Usage:
-    """A :class:`Usage` back from its ``to_dict()`` form (``total_input`` is derived)."""
-    data = data or {}
-    return Usage(**{k: int(data.get(k, 0)) for k in _USAGE_FIELDS})
+    """A :class:`Usage` back from its ``to_dict()`` form: the counts, and the cost as
+    it was (an unknown cost stays unknown, a priced one keeps its dollars)."""
+    return Usage.from_dict(data)
 
 
 class GraphState(TypedDict, total=False):
@@ -84,8 +81,8 @@ class GraphState(TypedDict, total=False):
     """The latest draft's generation time and usage (for its history record)."""
     trajectory: list[float]
     """The overall score of every judged draft, in order."""
-    usage: dict[str, int]
-    """Tokens spent so far by both models (``Usage.to_dict()``)."""
+    usage: dict[str, Any]
+    """Tokens and cost spent so far by both models (``Usage.to_dict()``)."""
     elapsed_ms: float
     """Time spent inside the nodes so far (time between a crash and a resume excluded)."""
 
@@ -182,9 +179,9 @@ class Nodes:
                     text = self.generator.generate(gen_task, draft, list(state.get("issues", [])))
                 else:
                     text = self.generator.generate(gen_task)
-            except BaseException:
+            except BaseException as exc:
                 # a draft that failed (cut off at max_tokens, say) was still paid for
-                record_lost(self.store, state["loop_id"], meter)
+                record_lost(self.store, state["loop_id"], meter, exc)
                 raise
         if not isinstance(text, str):
             raise TypeError(f"the generator returned {type(text).__name__}, not str")

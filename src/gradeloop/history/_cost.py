@@ -112,6 +112,8 @@ def _summed(before: dict[str, Any] | None, usage: Mapping[str, Any]) -> dict[str
     new = usage.get("cost_usd")
     out["cost_usd"] = None if old is None or new is None else round(old + new, 8)
     out["calls"] = int((before or {}).get("calls") or 0) + 1
+    if (before or {}).get("failures"):
+        out["failures"] = before["failures"]  # type: ignore[index]
     return out
 
 
@@ -146,6 +148,18 @@ class CostRecords:
                     0 if priced else 1,
                     loop_id,
                 ),
+            )
+
+    def add_loop_failure(self, loop_id: str, error: str, text: str | None = None) -> None:
+        """Keep why a call outside any round failed, and what it wrote before it was cut
+        off (``text``, whole): ``gradeloop history ID`` shows both."""
+        with self._write() as conn:
+            row = self._require_loop(conn, loop_id)
+            blob = json.loads(row["unrounded_json"]) if row["unrounded_json"] else {}
+            blob["failures"] = [*(blob.get("failures") or []), {"error": error, "text": text}]
+            conn.execute(
+                "UPDATE loops SET unrounded_json = ? WHERE loop_id = ?",
+                (json.dumps(blob), loop_id),
             )
 
     def loop_usage_outside_rounds(self, loop_id: str) -> dict[str, Any] | None:

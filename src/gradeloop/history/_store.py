@@ -384,6 +384,12 @@ def _rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
+def loop_status_word(loop: sqlite3.Row) -> str:
+    """``"finished"``, ``"running"`` (its writer is alive) or ``"interrupted"``: the one
+    word every view of the history uses for a loop's state."""
+    return _status(loop)
+
+
 def _status(loop: sqlite3.Row) -> str:
     if loop["finished_at"] is not None:
         return "finished"

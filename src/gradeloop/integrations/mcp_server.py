@@ -172,7 +172,15 @@ def build_server(runner: ToolRunner) -> Any:
         # List the same input schema the Anthropic definitions carry.
         fields = {**dict(tool), "parameters": definition["input_schema"]}
         tools.append(_RawTool.model_construct(**fields))
-    return MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    from .. import __version__
+
+    return MCPServer(
+        SERVER_NAME,
+        instructions=INSTRUCTIONS,
+        version=__version__,  # what a client shows for the server, beside its name
+        tools=tools,
+        log_level="WARNING",
+    )
 
 
 def serve(**options: Any) -> None:

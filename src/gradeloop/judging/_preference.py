@@ -307,7 +307,7 @@ def compare_drafts(
     criteria)`` then ``judge.prefer(task, b, a, criteria)``); a key whose answers
     disagree is a tie, marked in ``Preference.consistent``. Code keys are compared by
     running their checkers on both drafts (met beats unmet, then the higher score).
-    Two identical drafts tie on every key without asking the judge.
+    Two identical drafts tie on every key without asking the judge (none is needed).
 
     >>> pref = compare_drafts("short", "a longer draft", {"criteria": [
     ...     {"key": "brief", "description": "At most 1 word.", "checker": "length",
@@ -320,7 +320,7 @@ def compare_drafts(
     no ``prefer``, and :class:`~gradeloop.errors.JudgeError` when it fails or answers
     invalidly (a missing key, or any value but ``"first"``, ``"second"``, ``"tie"``).
     """
-    rub, kw = _prepared(rubric, judge, task, registry, reference, metadata)
+    rub, kw = _prepared(rubric, judge, task, registry, reference, metadata, needed=a != b)
     with judge_calls() as calls:
         return drive(comparison(rub, a, b, calls), functools.partial(perform, rub, judge, kw))
 
@@ -338,7 +338,7 @@ async def acompare_drafts(
 ) -> Preference:
     """Async :func:`compare_drafts`: the two orders are asked at once (``aprefer`` when
     the judge has it, else ``prefer`` in worker threads), the checkers off the loop."""
-    rub, kw = _prepared(rubric, judge, task, registry, reference, metadata)
+    rub, kw = _prepared(rubric, judge, task, registry, reference, metadata, needed=a != b)
     with judge_calls() as calls:
         return await adrive(
             comparison(rub, a, b, calls), functools.partial(aperform, rub, judge, kw)
@@ -405,10 +405,13 @@ def _prepared(
     registry: Registry | None,
     reference: str | None,
     metadata: Mapping[str, Any] | None,
+    *,
+    needed: bool = True,
 ) -> tuple[Rubric, dict[str, Any]]:
-    """The rubric, checked against the judge, and the checkers' keyword arguments."""
+    """The rubric, checked against the judge (when one is ``needed``: two identical
+    drafts tie without one), and the checkers' keyword arguments."""
     rub = _rubric(rubric, registry)
-    if rub.judge_criteria:
+    if rub.judge_criteria and needed:
         _check_judge(judge, rub.judge_criteria)
     return rub, {"task": task, "registry": registry, "reference": reference, "metadata": metadata}
 

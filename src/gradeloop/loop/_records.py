@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ..grading._rubric import Rubric
+from ..models._failure import failure_line
 from ..models._usage import Meter
 from ._result import Iteration
 
@@ -100,9 +101,15 @@ def record_shadows(store: object, loop_id: str, it: Iteration) -> None:
     add(it.output_id, it.evaluation.shadows, loop_id=loop_id, origin="loop")
 
 
-def record_lost(store: object, loop_id: str, meter: Meter) -> None:
-    """Add the calls in ``meter`` (a step that raised) to the loop's history, if the
-    store keeps such calls (``HistoryStore.add_loop_usage``)."""
+def record_lost(
+    store: object, loop_id: str, meter: Meter, exc: BaseException | None = None
+) -> None:
+    """Add the calls in ``meter`` (a step that raised ``exc``) to the loop's history, if
+    the store keeps such calls (``HistoryStore.add_loop_usage``); and why it failed,
+    with what a cut-off draft had written (``HistoryStore.add_loop_failure``)."""
     add = getattr(store, "add_loop_usage", None)
     if add is not None and meter.records:
         add(loop_id, meter.usage.to_dict())
+    keep = getattr(store, "add_loop_failure", None)
+    if keep is not None and exc is not None and meter.records:
+        keep(loop_id, failure_line(exc), getattr(exc, "text", None))

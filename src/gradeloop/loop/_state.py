@@ -98,11 +98,11 @@ class LoopRun:
         with metered() as meter:
             try:
                 yield meter
-            except BaseException:
-                self.lost(meter)
+            except BaseException as exc:
+                self.lost(meter, exc)
                 raise
 
-    def lost(self, meter: Meter) -> None:
+    def lost(self, meter: Meter, exc: BaseException | None = None) -> None:
         """Count the calls of a step that raised (a draft cut off at max_tokens, a
         failed revision): they are in no round, but the loop spent them all the same,
         so they go in its usage, its budgets and its history at once."""
@@ -111,7 +111,7 @@ class LoopRun:
         usage = meter.usage
         self.unrounded += usage
         self.usage += usage
-        record_lost(self.store, self.loop_id, meter)
+        record_lost(self.store, self.loop_id, meter, exc)
 
     def drafted(self, text: object, start: float, meter: Meter) -> Iteration:
         """The new iteration for a draft the generator returned."""

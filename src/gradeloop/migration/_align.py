@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -245,14 +245,18 @@ def align(
     proposals: int = 3,
     registry: Registry | None = None,
     jobs: int = 1,
+    on_phase: Callable[[str], None] | None = None,
 ) -> AlignReport:
     """Align the rubric's judge keys (or ``keys``) to the labels in ``items``.
 
     ``others`` are other labellers' labels of the same drafts: a key they disagree on
     with ``items`` is reported as ambiguous and left alone. Nothing is written; the
     report's :attr:`AlignReport.changes` are the kept rewrites (see
-    :func:`gradeloop.migration._rubric_write.write_rubric`).
+    :func:`gradeloop.migration._rubric_write.write_rubric`). ``on_phase`` is called
+    with one line as each phase starts (grading the labelled drafts, asking for a key's
+    rewrites, scoring each on the held-out drafts).
     """
+    say = on_phase or (lambda text: None)
     if proposals < 1:
         raise InputError(f"--proposals must be at least 1, not {proposals}")
     chosen = _select_keys(rubric, items, keys)
@@ -263,6 +267,7 @@ def align(
             if figures.ambiguous or key not in ambiguous:
                 ambiguous[key] = figures
     with metered() as meter:
+        say(f"grading {_plural(len(items), 'labelled draft')} with the judge")
         answers = _grade(items, rubric, judge, registry, jobs)
         if all(v is None for v in answers.values()):
             raise JudgeError("the judge failed on every labelled draft", reason="api_error")
@@ -278,6 +283,7 @@ def align(
                 proposals,
                 registry,
                 jobs,
+                say,
             )
             for c in chosen
         ]
@@ -297,6 +303,7 @@ def _align_key(
     proposals: int,
     registry: Registry | None,
     jobs: int,
+    say: Callable[[str], None],
 ) -> KeyAlignment:
     before_train = pass_fail_stats(*_pairs(c, train, answers))
     before_held = pass_fail_stats(*_pairs(c, held, answers))
@@ -316,13 +323,18 @@ def _align_key(
         result.status = "agrees"
         result.note = "the judge already agrees with every training label"
         return result
+    say(f"{c.key}: asking the judge's model for {_plural(proposals, 'rewrite')}")
     try:
         rewrites, result.dropped = ask_rewrites(judge, c, _cases(c, train, answers), proposals)
     except JudgeError as exc:
         result.status, result.note = "failed", f"no rewrites: {exc}"
         return result
     on_key = [i for i in held if c.key in i.labels]
-    for rewrite in rewrites[:proposals]:
+    for n, rewrite in enumerate(rewrites[:proposals], start=1):
+        say(
+            f"{c.key}: scoring rewrite {n}/{len(rewrites[:proposals])} on "
+            f"{_plural(len(on_key), 'held-out draft')}"
+        )
         trial = _grade(on_key, _with(rubric, rewrite.apply(c)), judge, registry, jobs)
         result.candidates.append(Candidate(rewrite, pass_fail_stats(*_pairs(c, on_key, trial))))
     best = max(result.candidates, key=_rank, default=None)
@@ -333,6 +345,10 @@ def _align_key(
         )
         result.status = "improved"
     return result
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _kappa(s: PassFailStats) -> float:

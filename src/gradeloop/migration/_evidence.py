@@ -112,8 +112,8 @@ def resolve_source(store: HistoryStore, ident: str) -> tuple[SourceKind, str]:
         if loop_error is not None and "ambiguous" in str(loop_error):
             raise loop_error
         raise LoopNotFoundError(
-            f"no grading run or loop id starts with {ident!r} in {store.path}; run "
-            "`gradeloop history` (loops) or `gradeloop view` (grading runs) to list them"
+            f"no grading run or loop id starts with {ident!r} in {store.path}; "
+            "`gradeloop history` lists both"
         )
     shown = ", ".join(i for _, i in found[:5])
     raise LoopNotFoundError(f"id prefix {ident!r} is ambiguous ({shown}); give more of it")

@@ -58,7 +58,8 @@ def evaluation(
             if not judge.adapter.repairs_structured:
                 raise JudgeError(
                     f"the judge's reply does not match the rubric's schema: {err}. If the "
-                    "server does not support structured output, use structured='json'",
+                    "server does not support structured output, use --structured json "
+                    "(structured='json' in Python)",
                     reason="invalid",
                 ) from None
             return (yield from _repair(judge, spec, step, answer, err, trace, native=True))

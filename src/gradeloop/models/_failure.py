@@ -169,8 +169,9 @@ def _fix(exc: BaseException, status: int | None, html: bool, api: str) -> str:
         return "check the API key (ANTHROPIC_API_KEY or OPENAI_API_KEY)"
     if refuses_structure(exc):
         return (
-            "the server does not take this structured-output form: use "
-            "structured='auto' (steps down to a form it takes) or 'json'"
+            "the server does not take this structured-output form: use --structured auto "
+            "(steps down to a form it takes) or --structured json (structured='auto' or "
+            "'json' in Python)"
         )
     if status in (400, 413, 422):
         return "the server refused the request: check the model name, and the server's log"

@@ -12,6 +12,7 @@ import time
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
+from ..errors import NotAnAnswer
 from ._adapter import JSON_MODE, Adapter, Ask
 from ._client import generator_model, make_client
 from ._exchange import adrive, drive
@@ -105,12 +106,43 @@ class ModelGenerator(Metered):
             raise
         reading = self.adapter.read(reply)
         if reading.failure is not None:
-            error = str(reading.failure)
-            self._record("generate", self.model, started, reading.seen, error=error)
-            raise reading.failure
+            failure = cut_off(reading.failure, self.max_tokens)
+            self._record("generate", self.model, started, reading.seen, error=str(failure))
+            raise failure
         self._record("generate", self.model, started, reading.seen)
         assert reading.text is not None  # a draft request carries no schema to parse by
         return reading.text
+
+
+def cut_off(failure: NotAnAnswer, max_tokens: int) -> NotAnAnswer:
+    """A draft cut off at ``max_tokens``, said with the ceiling and how the text began
+    and ended (a small model that echoes the prompt, or loops, shows it here); the
+    whole text rides on the error as ``.text``. Other failures are returned as they are.
+    """
+    if not str(failure).startswith("the reply was cut off at max_tokens"):
+        return failure
+    text = failure.text
+    seen = (
+        "it wrote nothing"
+        if not text
+        else f"it began {glimpse(text, head=True)} and ended {glimpse(text, head=False)}"
+    )
+    return NotAnAnswer(
+        f"the draft was cut off at max_tokens={max_tokens} before it was finished (a draft "
+        f"that reaches {max_tokens} tokens fails the loop); {seen}; raise --max-tokens (or "
+        "[generator] max_tokens), or use a model that stops by itself",
+        reason="max_tokens",
+        stop_details=failure.stop_details,
+        text=text,
+    )
+
+
+def glimpse(text: str, *, head: bool, limit: int = 60) -> str:
+    """The first (or last) ``limit`` characters of ``text`` on one line, quoted."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return repr(flat)
+    return repr(flat[:limit] + "…") if head else repr("…" + flat[-limit:])
 
 
 class AnthropicGenerator(ModelGenerator):

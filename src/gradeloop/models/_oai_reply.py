@@ -93,10 +93,12 @@ def chat_text(completion: Any) -> str:
             reason="refusal",
         )
     if finish == "length":
+        cut = _get(message, "content") if message is not None else None
         raise NotAnAnswer(
             "the reply was cut off at max_tokens before it was finished (finish_reason="
             "length); raise max_tokens or split the task into smaller pieces",
             reason="max_tokens",
+            text=cut if isinstance(cut, str) and cut.strip() else None,
         )
     if finish in ("tool_calls", "function_call"):
         raise NotAnAnswer(

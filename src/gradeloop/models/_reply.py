@@ -72,6 +72,7 @@ def first_text(reply: Any) -> str:
             "the reply was cut off at max_tokens before it was finished; raise max_tokens "
             "or split the task into smaller pieces",
             reason="max_tokens",
+            text=_text_of(getattr(reply, "content", None)),
         )
     if stop == "model_context_window_exceeded":
         raise NotAnAnswer(

@@ -14,7 +14,7 @@ other threads' calls too. Custom models join in by calling :func:`record_call`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
@@ -73,6 +73,27 @@ class Usage:
             cache_creation_input_tokens=_count(raw, "cache_creation_input_tokens"),
             cache_read_input_tokens=_count(raw, "cache_read_input_tokens"),
             cost_usd=cost_usd(model, raw, batch=batch),
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Usage:
+        """A usage back from its :meth:`to_dict` form (as stored in a history or a state).
+
+        Counts that are not whole numbers read as 0; ``cost_usd`` keeps its value, and
+        a missing or non-numeric cost is unknown (None), never $0 - except for no
+        tokens at all, which cost 0 as always.
+        """
+        if not isinstance(data, Mapping):
+            return cls()
+        cost = data.get("cost_usd")
+        if not isinstance(cost, int | float) or isinstance(cost, bool):
+            cost = None
+        return cls(
+            input_tokens=_count(data, "input_tokens"),
+            output_tokens=_count(data, "output_tokens"),
+            cache_creation_input_tokens=_count(data, "cache_creation_input_tokens"),
+            cache_read_input_tokens=_count(data, "cache_read_input_tokens"),
+            cost_usd=None if cost is None else float(cost),
         )
 
     @property

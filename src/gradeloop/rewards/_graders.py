@@ -20,6 +20,7 @@ formula with no weighted-sum reading, and a template gradeloop cannot fill.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -313,8 +314,13 @@ def _score_model(g: Mapping[str, Any], key: str) -> tuple[dict[str, Any], list[s
     threshold = g.get("pass_threshold")
     if isinstance(threshold, int | float) and not isinstance(threshold, bool):
         mapped = 1 + 9 * (float(threshold) - low) / (high - low)
-        criterion["threshold"] = _clamp(mapped, notes, f"{threshold:g}")
-        notes.append(f"pass_threshold {threshold:g} is threshold {criterion['threshold']:g} (1-10)")
+        # the judge scores whole numbers: a fractional threshold works as the next one up
+        whole = float(math.ceil(round(mapped, 9)))
+        criterion["threshold"] = int(_clamp(whole, notes, f"{threshold:g}"))
+        notes.append(
+            f"pass_threshold {threshold:g} is {mapped:.3g} on the judge's 1-10 scale, which "
+            f"scores whole numbers: threshold {criterion['threshold']:g}"
+        )
     if g.get("model"):
         notes.append(f"OpenAI graded with {g['model']!r}: choose the judge with --judge-model")
     return criterion, notes

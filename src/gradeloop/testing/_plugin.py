@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -153,7 +153,8 @@ class CassetteJudge:
             try:
                 return self.inner.evaluate(task, draft, criteria)
             except CassetteMiss as exc:
-                pytest.fail(str(exc), pytrace=False)
+                missed = str(exc)
+        _fail_once(missed)
 
     async def aevaluate(self, task: str, draft: str, criteria: Sequence[Any]) -> Any:
         """Judge through the cassette (async)."""
@@ -161,7 +162,14 @@ class CassetteJudge:
             try:
                 return await self.inner.aevaluate(task, draft, criteria)
             except CassetteMiss as exc:
-                pytest.fail(str(exc), pytrace=False)
+                missed = str(exc)
+        _fail_once(missed)
+
+
+def _fail_once(message: str) -> NoReturn:
+    """Fail the test with ``message``, raised outside the ``except`` that caught the miss:
+    inside it, pytest would print the miss a second time as the failure's context."""
+    pytest.fail(message, pytrace=False)
 
 
 class _NoModel:

@@ -8,6 +8,7 @@ to send instead, because the reader is a model that will retry.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import re
@@ -225,10 +226,12 @@ def _check_item(item: Any, index: int, registry: Registry) -> None:
         )
     if name not in registry:
         known = ", ".join(registry.names()) or "none"
+        close = difflib.get_close_matches(name, list(registry.names()), n=1)
+        guess = f" Did you mean {close[0]!r}?" if close else ""
         raise ToolFailure(
             "unknown_checker",
-            f"criterion {key!r}: unknown checker {name!r}. Known checkers: {known}. Or omit "
-            "'checker' to have the LLM judge fill this criterion.",
+            f"criterion {key!r}: unknown checker {name!r}.{guess} Known checkers: {known}. "
+            "Or omit 'checker' to have the LLM judge fill this criterion.",
         )
 
 

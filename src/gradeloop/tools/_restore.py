@@ -76,21 +76,7 @@ def _iteration(row: Mapping[str, Any], record: Mapping[str, Any] | None) -> Iter
 
 
 def _usage(data: Any) -> Usage:
-    if not isinstance(data, Mapping):
-        return Usage()
-
-    def count(name: str) -> int:
-        value = data.get(name)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    cost = data.get("cost_usd")
-    return Usage(
-        input_tokens=count("input_tokens"),
-        output_tokens=count("output_tokens"),
-        cache_creation_input_tokens=count("cache_creation_input_tokens"),
-        cache_read_input_tokens=count("cache_read_input_tokens"),
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
-    )
+    return Usage.from_dict(data)
 
 
 def _evaluation(record: Mapping[str, Any]) -> Evaluation | None:

@@ -20,6 +20,7 @@ from ...errors import HistoryError, InputError, LoopNotFoundError
 from ...history._closing import Closing
 from ...history._paths import default_history_path
 from ...history._preferences import preference_row
+from ...history._store import loop_status_word
 from ...history._view import judged_score, unpack_usage
 
 __all__ = ["Filters", "LoopRow", "ReadOnlyHistory", "RunRow", "rubric_label"]
@@ -54,6 +55,8 @@ class LoopRow:
     stop_reason: str | None
     passed: bool
     final_score: float | None
+    status: str = "finished"
+    """``"finished"``, ``"running"`` or ``"interrupted"``, as ``gradeloop history`` says."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ class ReadOnlyHistory(Closing):
         sql = (
             f"SELECT l.loop_id, l.started_at, l.task, {_LABEL.format(col='l.rubric_json')}"
             f" AS label, {self._rounds} AS rounds, l.stop_reason, l.passed, l.final_score,"
-            " l.finished_at FROM loops l"
+            " l.finished_at, l.writer_host, l.writer_pid FROM loops l"
             f" WHERE {where} ORDER BY l.started_at DESC, l.rowid DESC LIMIT ?"
         )
         rows = self._rows(sql, (*args, max(1, limit)))
@@ -132,6 +135,7 @@ class ReadOnlyHistory(Closing):
                 stop_reason=r["stop_reason"],
                 passed=bool(r["passed"]) if r["finished_at"] is not None else False,
                 final_score=r["final_score"],
+                status=loop_status_word(r),
             )
             for r in rows
         ]
@@ -188,6 +192,7 @@ class ReadOnlyHistory(Closing):
         records = [unpack_usage(json.loads(r[0])) for r in its]
         finished = loop["finished_at"] is not None
         return {
+            "status": loop_status_word(rows[0]),
             "loop_id": loop_id,
             "started_at": float(loop["started_at"]),
             "task": loop["task"],

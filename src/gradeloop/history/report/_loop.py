@@ -26,10 +26,11 @@ __all__ = ["loop_section", "loop_status", "plot_for"]
 
 
 def loop_status(data: Mapping[str, Any]) -> str:
-    """The stop reason, or "running / interrupted" for a loop that never finished."""
+    """The stop reason, or for a loop that never finished the word ``gradeloop history``
+    uses: "running" (its writer is alive) or "interrupted"."""
     if data.get("finished"):
         return str(data.get("stop_reason"))
-    return "not finished (running or interrupted)"
+    return str(data.get("status") or "interrupted")
 
 
 def _tokens(records: Sequence[Mapping[str, Any]]) -> str:

@@ -63,7 +63,7 @@ def _loop_rows(loops: Sequence[LoopRow], link: str) -> Safe:
                 el("td", _short(row.task), title=row.task[:500]),
                 el("td", _short(row.rubric, 40)),
                 el("td", str(row.rounds), class_="num"),
-                el("td", row.stop_reason or "not finished"),
+                el("td", row.stop_reason or row.status),
                 el("td", "yes" if row.passed else "no", class_="pass" if row.passed else "fail"),
                 el(
                     "td", "-" if row.final_score is None else f"{row.final_score:.2f}", class_="num"
@@ -210,7 +210,7 @@ def _compare_form(loops: Sequence[LoopRow], runs: Sequence[RunRow]) -> Safe:
         "form",
         _select("a", "first", options, ""),
         _select("b", "second", options, ""),
-        el("button", "compare", type="submit"),
+        el("button", "side by side", type="submit"),
         method="get",
         action="/compare",
         class_="filters",
@@ -235,7 +235,7 @@ def index_page(db: ReadOnlyHistory, filters: Filters, query: Mapping[str, str]) 
         capped,
         el("h2", "grading runs", id="runs"),
         _run_rows(runs, "page"),
-        el("h2", "compare two loops or two grading runs"),
+        el("h2", "two loops or two grading runs, side by side"),
         _compare_form(loops, runs),
     ]
     return page("gradeloop: loops", join(body), nav=_NAV)
@@ -359,7 +359,7 @@ def compare_page(db: ReadOnlyHistory, first: str, second: str) -> str:
         raise InputError("choose two loops or two grading runs to compare")
     (ka, ia), (kb, ib) = db.resolve(first), db.resolve(second)
     if ka != kb:
-        raise InputError("compare two loops or two grading runs, not one of each")
+        raise InputError("two loops or two grading runs side by side, not one of each")
     a, b = (db.loop(ia), db.loop(ib)) if ka == "loop" else (db.run(ia), db.run(ib))
     body = join(
         [fingerprint_notes([a, b]), _compare_loops(a, b) if ka == "loop" else _compare_runs(a, b)]
