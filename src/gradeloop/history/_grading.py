@@ -24,6 +24,7 @@ from ..grading._detail import detail_json
 from ..grading._grade import Evaluation
 from ..grading._transcript import Transcript
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
+from ._seal import SEAL_FIELD, seal
 
 __all__ = ["GradedDraft", "GradingRecords", "GradingRunSummary"]
 
@@ -124,10 +125,11 @@ class GradingRecords:
             ).fetchall()
         return [GradingRunSummary(*tuple(r)) for r in rows]
 
-    def grading_run(self, run_id: str) -> dict[str, Any]:
+    def grading_run(self, run_id: str, *, seals: bool = False) -> dict[str, Any]:
         """One run: ``run_id``, ``started_at``, ``origin``, ``rubric_name``,
         ``rubric``, ``config``, ``regrade_of`` (None unless a regrade) and ``drafts``
-        (each record as stored, in order)."""
+        (each record as stored, in order; with its ``seal``, :mod:`._seal`, only when
+        ``seals``)."""
         with self._read() as conn:
             run = conn.execute("SELECT * FROM grading_runs WHERE run_id = ?", (run_id,)).fetchone()
             if run is None:
@@ -144,7 +146,7 @@ class GradingRecords:
             "rubric": json.loads(run["rubric_json"]),
             "config": json.loads(run["config_json"]),
             "regrade_of": run["regrade_of"],
-            "drafts": [json.loads(r[0]) for r in rows],
+            "drafts": [_record(r[0], seals) for r in rows],
         }
 
     def grading_run_ids(self, prefix: str) -> list[str]:
@@ -188,9 +190,19 @@ def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
     if transcript is not None:  # the messages as given: Transcript.from_json reads them back
         record["transcript"] = transcript.to_json()
     stored = scrub_values(record)
+    sealed = seal(stored)
+    if sealed is not None:
+        stored[SEAL_FIELD] = sealed
     accepted = ev is not None and d.error is None and ev.accepted
     score = None if ev is None or ev.overall_score is None else round(ev.overall_score, 4)
     return (run_id, position, stored["item_id"], int(accepted), score, _dumps(stored))
+
+
+def _record(record_json: str, seals: bool) -> Any:
+    record = json.loads(record_json)
+    if not seals and isinstance(record, dict):
+        record.pop(SEAL_FIELD, None)
+    return record
 
 
 def _dumps(value: Any) -> str:

@@ -35,6 +35,7 @@ from ._grading import GradingRecords
 from ._paths import default_history_path
 from ._preferences import PreferenceRecords
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
+from ._seal import SEAL_FIELD, seal
 from ._sql import connect
 from ._stats import is_complete, stability_from_rows, stats_from_totals
 from ._tool_outputs import ToolOutputs
@@ -166,19 +167,23 @@ class HistoryStore(
             raise HistoryError(f"iteration must be an int from 1, got {number!r}")
         _require_id(record.get("output_id"), what="output_id")
         stored: dict[str, Any] = scrub_values(record)
-        row = (
-            loop_id,
-            number,
-            stored["output_id"],
-            judged_score(stored),
-            int(judged_passed(stored)),
-            int(stored.get("judge_error") is not None),
-            int(is_complete(stored)),
-            time.time(),
-            _dumps(pack_usage(stored)),
-        )
+        stored.pop(SEAL_FIELD, None)  # a seal is this store's to give
         with self._write() as conn:
-            self._require_loop(conn, loop_id)
+            loop = self._require_loop(conn, loop_id)
+            sealed = seal(stored, str(loop["task"]))  # the loop's task is what was asked
+            if sealed is not None:
+                stored[SEAL_FIELD] = sealed
+            row = (
+                loop_id,
+                number,
+                stored["output_id"],
+                judged_score(stored),
+                int(judged_passed(stored)),
+                int(stored.get("judge_error") is not None),
+                int(is_complete(stored)),
+                time.time(),
+                _dumps(pack_usage(stored)),
+            )
             try:
                 conn.execute("INSERT INTO iterations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             except sqlite3.IntegrityError as exc:
@@ -235,15 +240,16 @@ class HistoryStore(
         records = [(_load(r["record_json"]), float(r["recorded_at"])) for r in rows]
         return history_json(dict(loop), records, _status(loop))
 
-    def iterations(self, loop_id: str) -> list[dict[str, Any]]:
-        """Every stored iteration record of the loop, in iteration order."""
+    def iterations(self, loop_id: str, *, seals: bool = False) -> list[dict[str, Any]]:
+        """Every stored iteration record of the loop, in iteration order (with each
+        record's ``seal``, :mod:`._seal`, only when ``seals``)."""
         with self._read() as conn:
             self._require_loop(conn, loop_id)
             rows = conn.execute(
                 "SELECT record_json FROM iterations WHERE loop_id = ? ORDER BY iteration",
                 (loop_id,),
             ).fetchall()
-        return [_load(r["record_json"]) for r in rows]
+        return [_load(r["record_json"], seals) for r in rows]
 
     def loop_settings(self, loop_id: str) -> dict[str, Any]:
         """The scrubbed ``rubric`` and ``config`` the loop was started with."""
@@ -416,6 +422,8 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def _load(record_json: str) -> dict[str, Any]:
+def _load(record_json: str, seals: bool = False) -> dict[str, Any]:
     record: dict[str, Any] = json.loads(record_json)
+    if not seals:
+        record.pop(SEAL_FIELD, None)
     return unpack_usage(record)
