@@ -9,6 +9,7 @@ split into several batches.
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -158,7 +159,11 @@ def _plan(
         part, count, size = part + 1, 0, 0
         for position, item in enumerate(items):
             for m in group:
-                custom_id = f"{job_id}-{position}" + (f"-{m.index}" if jury else "")
+                custom_id = f"{job_id}-{position}" + (
+                    # a random part per request: no member's server can guess (and
+                    # answer for) another member's ids
+                    f"-{m.index}-{secrets.token_hex(8)}" if jury else ""
+                )
                 params, key = batch_request(m.judge, item.task, judge_text(item.draft), asked)
                 n = len(json.dumps({"custom_id": custom_id, "params": params}).encode())
                 if n > max_bytes:
