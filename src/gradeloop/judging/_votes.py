@@ -71,6 +71,7 @@ def decide_key(c: Criterion, values: Sequence[Value], policy: Policy, quorum: in
         return KeyDecision(False, None, 0.0, f"no judge answered (quorum {quorum})")
     votes = [_met(c, v) for v in values]
     yes = sum(votes)
+    score: float | None
     if c.scale == "score" and policy == "median":
         met, score, note = _median(c, [float(v) for v in values])
     else:

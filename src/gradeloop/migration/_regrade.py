@@ -12,10 +12,10 @@ anchors and examples, and the same judge: provider, model, host and sampling, by
 source's fingerprint) is not asked again: the source's stored answer is reused, at
 no cost - for the draft that got it (by its stored id, never by its text) and only
 when its record still matches the seal it was stored with
-(:mod:`gradeloop.history._seal`). Only changed keys are sent to the judge, with a schema for them alone, and
-those requests go through the verdict cache, so repeating a regrade is free too.
-``reuse=False`` asks the judge about every key (with ``--no-cache``, a measure of
-the judge's own noise on fixed drafts).
+(:mod:`gradeloop.history._seal`). Only changed keys are sent to the judge, with a
+schema for them alone, and those requests go through the verdict cache, so repeating a
+regrade is free too. ``reuse=False`` asks the judge about every key (with
+``--no-cache``, a measure of the judge's own noise on fixed drafts).
 """
 
 from __future__ import annotations

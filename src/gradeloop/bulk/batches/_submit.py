@@ -19,6 +19,7 @@ import anthropic
 
 from ...bulk._many import DraftLike, Item, as_item
 from ...errors import BatchError
+from ...errors._redact import scrub_chain, scrub_error
 from ...grading._registry import Registry
 from ...grading._rubric import Criterion, Rubric
 from ...grading._shadow import judge_request
@@ -218,7 +219,8 @@ def _send(
         try:
             batch = client.messages.batches.create(requests=bodies)
         except anthropic.APIError as exc:
-            detail = describe_api_error(exc)
+            scrub_chain(exc)  # chained below: it may quote the key
+            detail = scrub_error(describe_api_error(exc))
             store.set_batch_part(job_id, part, error=detail)
             store.set_batch_status(job_id, "submit_failed" if not batch_ids else "partly_submitted")
             raise BatchError(
