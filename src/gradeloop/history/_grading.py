@@ -115,6 +115,53 @@ class GradingRecords:
             conn.executemany("INSERT INTO graded_drafts VALUES (?, ?, ?, ?, ?, ?)", rows)
         return run_id
 
+    def start_grading_run(
+        self,
+        *,
+        rubric: Mapping[str, Any],
+        rubric_name: str = "",
+        origin: str = "grade",
+        config: Mapping[str, Any] | None = None,
+        regrade_of: str | None = None,
+    ) -> str:
+        """Store a grading run with no drafts yet, to add them one by one as they are
+        graded (:meth:`add_graded_draft`): a run stopped half way keeps what it did.
+        Arguments as :meth:`add_grading_run`'s; returns the run's id."""
+        run_id = f"grade_{uuid.uuid4().hex[:12]}"
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO grading_runs (run_id, started_at, origin, rubric_name,"
+                " rubric_json, config_json, drafts, accepted, regrade_of)"
+                " VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?)",
+                (
+                    run_id,
+                    time.time(),
+                    origin,
+                    scrub_text(rubric_name),
+                    _dumps(scrub_rubric(rubric)),
+                    _dumps(scrub_settings(dict(config or {}))),
+                    regrade_of,
+                ),
+            )
+        return run_id
+
+    def add_graded_draft(self, run_id: str, position: int, draft: GradedDraft) -> None:
+        """Add one draft (at ``position`` in the run's order) to a run begun with
+        :meth:`start_grading_run`, committed on return."""
+        row = _row(run_id, position, draft)
+        with self._write() as conn:
+            try:
+                conn.execute("INSERT INTO graded_drafts VALUES (?, ?, ?, ?, ?, ?)", row)
+            except sqlite3.IntegrityError as exc:
+                raise HistoryError(
+                    f"grading run {run_id!r} has a draft at position {position} already"
+                ) from exc
+            conn.execute(
+                "UPDATE grading_runs SET drafts = drafts + 1, accepted = accepted + ?"
+                " WHERE run_id = ?",
+                (row[3], run_id),
+            )
+
     def list_grading_runs(self, limit: int = 20, offset: int = 0) -> list[GradingRunSummary]:
         """Recorded grading runs, newest first."""
         with self._read() as conn:
