@@ -129,9 +129,7 @@ def tool_sequence(
     *,
     mode: Mode = "strict",
     args: ArgsMode = "exact",
-    expected: Annotated[
-        Sequence[ExpectedCall] | None, AfterValidator(_something_expected)
-    ] = None,
+    expected: Annotated[Sequence[ExpectedCall] | None, AfterValidator(_something_expected)] = None,
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent's tool calls match the expected ones (``expected``, else the reference
