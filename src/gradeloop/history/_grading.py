@@ -23,6 +23,7 @@ from ..errors import HistoryError, LoopNotFoundError
 from ..grading._detail import detail_json
 from ..grading._grade import Evaluation
 from ..grading._transcript import Transcript
+from ._records import read_record, read_settings
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 from ._seal import SEAL_FIELD, seal
 
@@ -182,18 +183,27 @@ class GradingRecords:
             if run is None:
                 raise LoopNotFoundError(f"no grading run {run_id!r} in {self.path}")
             rows = conn.execute(
-                "SELECT record_json FROM graded_drafts WHERE run_id = ? ORDER BY position",
+                "SELECT position, record_json FROM graded_drafts WHERE run_id = ?"
+                " ORDER BY position",
                 (run_id,),
             ).fetchall()
+        where = f"grading run {run_id}"
+        drafts = []
+        for position, text in rows:  # a damaged draft is left out, named in a HistoryWarning
+            record = read_record(text, f"{where}, draft {position + 1}")
+            if record is not None:
+                if not seals:
+                    record.pop(SEAL_FIELD, None)
+                drafts.append(record)
         return {
             "run_id": run["run_id"],
             "started_at": float(run["started_at"]),
             "origin": run["origin"],
             "rubric_name": run["rubric_name"],
-            "rubric": json.loads(run["rubric_json"]),
-            "config": json.loads(run["config_json"]),
+            "rubric": read_settings(run["rubric_json"], "rubric", where),
+            "config": read_settings(run["config_json"], "settings", where),
             "regrade_of": run["regrade_of"],
-            "drafts": [_record(r[0], seals) for r in rows],
+            "drafts": drafts,
         }
 
     def grading_run_ids(self, prefix: str) -> list[str]:
@@ -243,13 +253,6 @@ def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
     accepted = ev is not None and d.error is None and ev.accepted
     score = None if ev is None or ev.overall_score is None else round(ev.overall_score, 4)
     return (run_id, position, stored["item_id"], int(accepted), score, _dumps(stored))
-
-
-def _record(record_json: str, seals: bool) -> Any:
-    record = json.loads(record_json)
-    if not seals and isinstance(record, dict):
-        record.pop(SEAL_FIELD, None)
-    return record
 
 
 def _dumps(value: Any) -> str:

@@ -34,6 +34,7 @@ from ._cost import CostRecords
 from ._grading import GradingRecords
 from ._paths import default_history_path
 from ._preferences import PreferenceRecords
+from ._records import read_record, read_settings
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
 from ._seal import SEAL_FIELD, seal
 from ._sql import connect
@@ -233,11 +234,16 @@ class HistoryStore(
         with self._read() as conn:
             loop = self._require_loop(conn, loop_id)
             rows = conn.execute(
-                "SELECT record_json, recorded_at FROM iterations WHERE loop_id = ?"
+                "SELECT iteration, record_json, recorded_at FROM iterations WHERE loop_id = ?"
                 " ORDER BY iteration",
                 (loop_id,),
             ).fetchall()
-        records = [(_load(r["record_json"]), float(r["recorded_at"])) for r in rows]
+        records = [
+            (record, float(r["recorded_at"]))
+            for r in rows
+            if (record := _load(r["record_json"], f"loop {loop_id}, round {r['iteration']}"))
+            is not None
+        ]
         return history_json(dict(loop), records, _status(loop))
 
     def iterations(self, loop_id: str, *, seals: bool = False) -> list[dict[str, Any]]:
@@ -246,18 +252,25 @@ class HistoryStore(
         with self._read() as conn:
             self._require_loop(conn, loop_id)
             rows = conn.execute(
-                "SELECT record_json FROM iterations WHERE loop_id = ? ORDER BY iteration",
+                "SELECT iteration, record_json FROM iterations WHERE loop_id = ?"
+                " ORDER BY iteration",
                 (loop_id,),
             ).fetchall()
-        return [_load(r["record_json"], seals) for r in rows]
+        out = []
+        for r in rows:  # a damaged round is left out, named in a HistoryWarning
+            record = _load(r["record_json"], f"loop {loop_id}, round {r['iteration']}", seals)
+            if record is not None:
+                out.append(record)
+        return out
 
     def loop_settings(self, loop_id: str) -> dict[str, Any]:
         """The scrubbed ``rubric`` and ``config`` the loop was started with."""
         with self._read() as conn:
             loop = self._require_loop(conn, loop_id)
+        where = f"loop {loop_id}"
         return {
-            "rubric": json.loads(loop["rubric_json"]),
-            "config": json.loads(loop["config_json"]),
+            "rubric": read_settings(loop["rubric_json"], "rubric", where),
+            "config": read_settings(loop["config_json"], "settings", where),
         }
 
     def list_loops(self, limit: int = 20, offset: int = 0) -> list[LoopSummary]:
@@ -422,8 +435,10 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def _load(record_json: str, seals: bool = False) -> dict[str, Any]:
-    record: dict[str, Any] = json.loads(record_json)
+def _load(record_json: str, where: str, seals: bool = False) -> dict[str, Any] | None:
+    record = read_record(record_json, where)
+    if record is None:
+        return None
     if not seals:
         record.pop(SEAL_FIELD, None)
     return unpack_usage(record)

@@ -10,11 +10,12 @@ key who filled it, whether it was met, and the score of a scored key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import HistoryError, LoopNotFoundError, TranscriptError
+from ..errors import HistoryError, HistoryWarning, LoopNotFoundError, TranscriptError
 from ..grading._transcript import Transcript
 from ..history._seal import SealState, seal_state
 from ..history._store import HistoryStore
@@ -130,9 +131,7 @@ def stored_run(store: HistoryStore, ident: str) -> StoredRun:
     if kind == "run":
         data = store.grading_run(source_id, seals=True)
         rubric, config = data["rubric"], data["config"]
-        drafts = tuple(
-            _run_draft(source_id, rubric, d) for d in data["drafts"] if isinstance(d, Mapping)
-        )
+        drafts = tuple(_readable(source_id, rubric, data["drafts"]))
     else:
         settings = store.loop_settings(source_id)
         rubric, config = settings["rubric"], settings["config"]
@@ -234,10 +233,25 @@ def _reasoning(record: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _readable(
+    source_id: str, rubric: Mapping[str, Any], records: Sequence[Any]
+) -> Iterator[StoredDraft]:
+    """The run's drafts; one whose record cannot be read as a draft (no text, a
+    damaged transcript) is left out, named in a HistoryWarning: the rest go on."""
+    for d in records:
+        if not isinstance(d, Mapping):
+            continue
+        try:
+            yield _run_draft(source_id, rubric, d)
+        except HistoryError as exc:
+            warnings.warn(f"{exc}; it is left out", HistoryWarning, stacklevel=2)
+
+
 def _run_draft(source_id: str, rubric: Mapping[str, Any], d: Mapping[str, Any]) -> StoredDraft:
     content = d.get("content")
     if not isinstance(content, str):
-        raise HistoryError(f"grading run {source_id}: a draft record has no text")
+        name = d.get("item_id") or "?"
+        raise HistoryError(f"grading run {source_id}, draft {name}: its record has no text")
     metadata = d.get("metadata")
     reference = _stored_draft(d.get("reference"), source_id)
     error = d.get("error")
