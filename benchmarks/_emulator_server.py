@@ -126,7 +126,6 @@ class AsyncFront:
         except Exception as exc:  # a broken script must show up as a failed request
             return (500, {"x-should-retry": "false"}, HTTPError(500, repr(exc)).body()), False
 
-
     def fault(self) -> str | None:
         """The fault this answer is (None: a good answer), by the seeded draw."""
         if not self.faults or self.random.random() >= self.faults:

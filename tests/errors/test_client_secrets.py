@@ -92,7 +92,9 @@ def test_the_error_its_chained_cause_and_the_records_hold_no_key(failing: Any) -
 
 
 def test_the_span_and_the_history_hold_no_key(
-    failing: Any, spans: InMemorySpanExporter, tmp_path: Path
+    failing: Any,
+    spans: InMemorySpanExporter,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     judge, key = failing
     with HistoryStore(tmp_path / "h.db") as store:
@@ -107,7 +109,7 @@ def test_the_span_and_the_history_hold_no_key(
     conn = sqlite3.connect(tmp_path / "h.db")
     stored = []
     for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
-        for row in conn.execute(f"SELECT * FROM {table}"):  # noqa: S608 (table names read back)
+        for row in conn.execute(f"SELECT * FROM {table}"):  # the table names read back
             stored += [str(v) for v in row]
     conn.close()
     assert any("invalid credential" in s for s in stored)  # the failure is recorded...

@@ -57,7 +57,7 @@ ONE_READING = {
 
 @pytest.mark.parametrize("text", TWO_READINGS.values(), ids=TWO_READINGS.keys())
 def test_a_reply_with_two_readings_is_unreadable(text: str) -> None:
-    with pytest.raises(WireError, match="JSON objects|besides its JSON object"):
+    with pytest.raises(WireError, match=r"JSON objects|besides its JSON object"):
         strict_reply(text)
 
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradeloop import Criterion, Verdict, accepted
-from gradeloop.models._strict_schema import strict_schema
 from gradeloop.grading._strict import strict_reply
+from gradeloop.models._strict_schema import strict_schema
 from gradeloop.models._wire import WireError, looks_like_json, wire_spec
 from gradeloop.testing import verdict_reply
 from tests.support.emulator import Emulator

@@ -178,7 +178,10 @@ def regex_risk(pattern: str) -> str | None:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as exc:
         return f"does not compile ({exc})"
-    return backtracking_risk(pattern)
+    risk = backtracking_risk(pattern)
+    if risk is not None and "unbounded" in risk:
+        risk += "; bound it, e.g. {1,20}"
+    return risk
 
 
 def _value(v: Any) -> str:
