@@ -44,6 +44,7 @@ __all__ = [
 #: most this many times the text's length in all (a few milliseconds on 50 KB).
 MAX_STEPS = 256
 _MAX_PATTERN = 1_000_000  # characters (a template may insert a long reference)
+_CACHED_PATTERN = 10_000  # longer ones (a template with a reference in it) are not kept
 
 
 class Match(Protocol):
@@ -70,6 +71,8 @@ def linear_regex(
 ) -> LinearRegex:
     """``pattern`` compiled to search in time linear in the text (see the module);
     ``ValueError`` saying why when it cannot be, or does not compile."""
+    if isinstance(pattern, str) and len(pattern) > _CACHED_PATTERN:  # a long rendered template
+        return _compiled.__wrapped__(pattern, ignore_case, multiline, dotall)
     return _compiled(pattern, ignore_case, multiline, dotall)
 
 
