@@ -13,6 +13,9 @@ written in one piece ``latency`` after its request's last byte was read (the
 emulator's own work of building it counted in, not added on top; ``count`` also
 gives the median and the largest lateness of the answers since the last ``count``,
 and freezes the emulator's heap, see ``main``);
+``--faults RATE`` makes that share of the ``/v1/messages`` answers a fault, each
+kind equally often (seeded, ``--seed``): a 429 with ``retry-after: 1``, a 500, or the
+connection reset without an answer (``bench_faults.py``; asyncio front only).
 ``--front threads`` is
 the test emulator's own ``http.server`` (a thread per connection: at 32 in flight
 about 1.0 ms of the server's CPU a request against 0.7-0.8 ms, which matters when the
@@ -25,6 +28,7 @@ import argparse
 import asyncio
 import gc
 import json
+import random
 import socket
 import sys
 import threading
@@ -66,9 +70,12 @@ class AsyncFront:
     holds how late each answer left, in seconds, for the benchmark to print.
     """
 
-    def __init__(self, emulator: Emulator) -> None:
+    def __init__(self, emulator: Emulator, faults: float = 0.0, seed: int = 0) -> None:
         self.emulator = emulator
         self.lateness: list[float] = []
+        self.faults = faults
+        self.random = random.Random(seed)
+        self.faulted: dict[str, int] = {"429": 0, "500": 0, "reset": 0}
         self.loop = asyncio.new_event_loop()
         started = threading.Event()
         threading.Thread(target=self._run, args=(started,), daemon=True).start()
@@ -106,10 +113,26 @@ class AsyncFront:
                     return emulator.batches.post(path, body), False
                 return emulator.batches.get(path), False
             if method == "POST" and path.split("?")[0] == "/v1/messages":
+                fault = self.fault()
+                if fault == "429":
+                    limited = HTTPError(429, "rate limited (an injected fault)").body()
+                    return (429, {"retry-after": "1"}, limited), True
+                if fault == "500":
+                    return (500, {}, HTTPError(500, "an injected fault").body()), True
+                if fault == "reset":
+                    return (0, {}, None), True
                 return emulator.answer(body), True
             return (404, {}, HTTPError(404, f"no route {path}").body()), False
         except Exception as exc:  # a broken script must show up as a failed request
             return (500, {"x-should-retry": "false"}, HTTPError(500, repr(exc)).body()), False
+
+    def fault(self) -> str | None:
+        """The fault this answer is (None: a good answer), by the seeded draw."""
+        if not self.faults or self.random.random() >= self.faults:
+            return None
+        kind = self.random.choice(("429", "500", "reset"))
+        self.faulted[kind] += 1
+        return kind
 
 
 class _Connection(asyncio.Protocol):
@@ -151,6 +174,9 @@ class _Connection(asyncio.Protocol):
         self, method: str, path: str, headers: dict[str, str], raw: bytes, arrived: float
     ) -> None:
         (status, extra, body), waits = self.front.answer(method, path, headers, raw)
+        if status == 0:  # a reset: the connection dropped when the answer was due
+            self.loop.call_at(arrived + self.front.emulator.latency, self.abort)
+            return
         data = _response(status, extra, body)
         if not waits:
             self._write(data)
@@ -169,6 +195,10 @@ class _Connection(asyncio.Protocol):
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+
+    def abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -215,11 +245,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--front", choices=("asyncio", "threads"), default="asyncio")
+    parser.add_argument("--faults", type=float, default=0.0, help="share of faulty answers")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     emulator = Emulator(latency=args.latency, keep_alive=True)
     emulator.responder = verdict_for
     emulator.batches.outcome = lambda custom_id, params: verdict_for(params)
-    front = AsyncFront(emulator) if args.front == "asyncio" else None
+    front = AsyncFront(emulator, args.faults, args.seed) if args.front == "asyncio" else None
     print(front.base_url if front is not None else emulator.base_url, flush=True)
     for line in sys.stdin:
         command = line.strip()
@@ -232,6 +264,8 @@ def main() -> None:
                 front.lateness.clear()
             counts["late_median_ms"] = late[len(late) // 2] * 1000 if late else 0.0
             counts["late_max_ms"] = late[-1] * 1000 if late else 0.0
+            if front is not None:
+                counts.update({f"fault_{k}": v for k, v in front.faulted.items()})
             print(json.dumps({**counts, "cpu_s": time.process_time()}), flush=True)
             # every request received is kept: freeze them (between timed runs), or the
             # collector's full passes over them stop this loop for 120-155 ms

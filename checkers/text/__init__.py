@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from gradeloop import CheckResult
-from gradeloop.grading import CheckContext
+from gradeloop.grading import CheckContext, linear_regex
 
 from .._options import Count, NonEmpty, not_below, one_of_required, regex_error
 from ..markdown._lines import line_of, quote, split_lines
@@ -38,10 +38,10 @@ def _flags(ignore_case: bool, multiline: bool = False, dotall: bool = False) -> 
     return flags
 
 
-def _where(text: str, match: re.Match[str]) -> str:
-    """``"x" on line 3: "the whole line"`` for a match."""
-    n = line_of(text, match.start())
-    shown = quote(match.group(0), 40) if match.group(0) else "an empty match"
+def _where(text: str, start: int, found: str) -> str:
+    """``"x" on line 3: "the whole line"`` for a match of ``found`` at ``start``."""
+    n = line_of(text, start)
+    shown = quote(found, 40) if found else "an empty match"
     return f"{shown} on line {n}: {quote(split_lines(text)[n - 1])}"
 
 
@@ -57,9 +57,10 @@ def regex(
 ) -> CheckResult:
     """The text matches (or, with ``must_match=false``, never matches) a regular expression.
 
-    ``pattern`` is a Python ``re`` pattern searched anywhere in the text;
-    ``multiline`` makes ``^``/``$`` match at every line, ``dotall`` lets ``.``
-    match newlines. It may name ``{task}``, ``{reference}`` or
+    ``pattern`` is a Python ``re`` pattern searched anywhere in the text, in time
+    linear in the text (RE2 runs one Python would backtrack on; one neither can run
+    so is refused when the rubric loads); ``multiline`` makes ``^``/``$`` match at
+    every line, ``dotall`` lets ``.`` match newlines. It may name ``{task}``, ``{reference}`` or
     ``{metadata[name]}``, filled in (escaped) from the draft's context.
     """
     pattern, missing = render_pattern(pattern, context)
@@ -68,7 +69,8 @@ def regex(
     problem = regex_error(pattern)
     if problem is not None:
         return CheckResult(False, [problem])
-    compiled = re.compile(pattern, _flags(ignore_case, multiline, dotall))
+    # linear in the text whatever the pattern (RE2 for one Python would backtrack on)
+    compiled = linear_regex(pattern, ignore_case=ignore_case, multiline=multiline, dotall=dotall)
     if must_match:
         if compiled.search(text) is not None:
             return CheckResult(True)
@@ -76,7 +78,10 @@ def regex(
     hits = list(compiled.finditer(text))
     if not hits:
         return CheckResult(True)
-    issues = [f"forbidden pattern `{pattern}` matches {_where(text, m)}" for m in hits[:MAX_QUOTED]]
+    issues = [
+        f"forbidden pattern `{pattern}` matches {_where(text, m.start(), m.group(0))}"
+        for m in hits[:MAX_QUOTED]
+    ]
     if len(hits) > MAX_QUOTED:
         issues.append(f"... and {len(hits) - MAX_QUOTED} more matches of `{pattern}`")
     return CheckResult(False, issues)
@@ -161,7 +166,8 @@ def not_contains(
         return CheckResult(True)
     how = _how(ignore_case, whole_word)
     issues = [
-        f"remove forbidden {v!r}{how}, found as {_where(text, m)}" for v, m in present.items()
+        f"remove forbidden {v!r}{how}, found as {_where(text, m.start(), m.group(0))}"
+        for v, m in present.items()
     ]
     if mode == "all":
         issues.insert(0, "the text contains every one of the values that must not all appear")

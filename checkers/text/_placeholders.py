@@ -13,6 +13,7 @@ import re
 from typing import Literal
 
 from gradeloop import CheckResult
+from gradeloop.grading import LinearRegex, linear_regex
 
 from .._options import Regex, regex_error
 from ..markdown._lines import prose_lines, quote, split_lines
@@ -67,17 +68,15 @@ _LABELS = {
 }
 
 
-def _patterns(
-    disable: tuple[Kind, ...], extra: tuple[str, ...]
-) -> list[tuple[str, re.Pattern[str]]]:
-    chosen = [
+def _patterns(disable: tuple[Kind, ...], extra: tuple[str, ...]) -> list[tuple[str, LinearRegex]]:
+    chosen: list[tuple[str, LinearRegex]] = [
         (_LABELS[kind], p) for kind, ps in PATTERNS.items() if kind not in disable for p in ps
     ]
-    chosen.extend((f"a match of extra pattern `{e}`", re.compile(e)) for e in extra)
+    chosen.extend((f"a match of extra pattern `{e}`", linear_regex(e)) for e in extra)
     return chosen
 
 
-def _hits(line: str, patterns: list[tuple[str, re.Pattern[str]]]) -> list[tuple[str, str]]:
+def _hits(line: str, patterns: list[tuple[str, LinearRegex]]) -> list[tuple[str, str]]:
     """Each distinct placeholder on ``line``, with the label of the kind that found it."""
     hits: dict[str, str] = {}
     for label, pattern in patterns:

@@ -61,6 +61,17 @@ def _some_limit(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
+def _something_expected(
+    value: Sequence[ExpectedCall] | None, info: ValidationInfo
+) -> Sequence[ExpectedCall] | None:
+    if value is not None and not value and info.data.get("mode") == "superset":
+        raise ValueError(
+            "mode = superset with expected = [] lets every draft pass (every list of calls "
+            "holds none); list the calls that must be made, or use mode = strict for none"
+        )
+    return value
+
+
 def tool_called(
     text: str,
     /,
@@ -118,7 +129,7 @@ def tool_sequence(
     *,
     mode: Mode = "strict",
     args: ArgsMode = "exact",
-    expected: Sequence[ExpectedCall] | None = None,
+    expected: Annotated[Sequence[ExpectedCall] | None, AfterValidator(_something_expected)] = None,
     context: CheckContext | None = None,
 ) -> CheckResult:
     """The agent's tool calls match the expected ones (``expected``, else the reference

@@ -103,7 +103,12 @@ def test_a_jury_of_three_over_several_drafts(emulator: Emulator, store: Any) -> 
     job = batches.submit(["alpha", "bravo", "charlie"], RUBRIC, judge=jury, task="t", store=store)
     [create] = creates(emulator)  # one client: one batch of 3 drafts x 3 members
     ids = [r["custom_id"] for r in create.body["requests"]]
-    assert ids == [f"{job.job_id}-{d}-{m}" for d in range(3) for m in range(3)]
+    assert [i.rsplit("-", 1)[0] for i in ids] == [
+        f"{job.job_id}-{d}-{m}" for d in range(3) for m in range(3)
+    ]
+    # each id ends in its own random part: no member's id can be guessed from another's
+    tails = [i.rsplit("-", 1)[1] for i in ids]
+    assert len(set(tails)) == 9 and all(re.fullmatch("[0-9a-f]{16}", t) for t in tails)
     assert [r["params"]["model"] for r in create.body["requests"]] == list(MODELS) * 3
     assert job.requests == 9 and job.drafts == 3 and len(job.batch_ids) == 1
     result = batches.collect(job, judge=jury, store=store)
@@ -179,8 +184,8 @@ def test_a_duplicated_or_unreadable_member_result_abstains(emulator: Emulator, s
     emulator.batches.outcome = script.batch
     jury = Jury(members(emulator.client(max_retries=0)))
     job = batches.submit(["one", "two"], RUBRIC, judge=jury, task="t", store=store)
-    dup = f"{job.job_id}-0-1"  # draft one, claude-b
-    gone = f"{job.job_id}-1-2"  # draft two, claude-c: its line garbled
+    dup = request_id(emulator, job.job_id, 0, 1)  # draft one, claude-b
+    gone = request_id(emulator, job.job_id, 1, 2)  # draft two, claude-c: its line garbled
 
     def tamper(lines: list[str]) -> list[str]:
         kept = [x for x in lines if f'"{gone}"' not in x]
@@ -193,6 +198,53 @@ def test_a_duplicated_or_unreadable_member_result_abstains(emulator: Emulator, s
     assert one["tone"].judging["jury"]["abstained"]["claude-b"].startswith("duplicate_result")  # type: ignore[index]
     assert two["tone"].judging["jury"]["abstained"]["claude-c"].startswith("no_result")  # type: ignore[index]
     assert result.duplicated == 1 and result.unreadable == 1
+
+
+def request_id(emulator: Emulator, job_id: str, draft: int, member: int) -> str:
+    """The custom id a job sent for ``draft`` and ``member`` (its random part included)."""
+    sent = [r["custom_id"] for c in creates(emulator) for r in c.body["requests"]]
+    (found,) = [i for i in sent if i.startswith(f"{job_id}-{draft}-{member}-")]
+    return found
+
+
+def forged_jury(emulator: Emulator, store: Any, *, forge: bool) -> Any:
+    """claude-a on its own client; claude-b and claude-c share another. claude-a's
+    result for the draft is lost; with ``forge``, the second client's server posts a
+    passing result under claude-a's custom id."""
+    script = Script(
+        {"draft": {"claude-a": (False, 3), "claude-b": (True, 9), "claude-c": (False, 3)}}
+    )
+    emulator.batches.outcome = script.batch
+    first, second = emulator.client(max_retries=0), emulator.client(max_retries=0)
+    jury = Jury(members(first, second))
+    job = batches.submit(["draft"], RUBRIC, judge=jury, task="t", store=store)
+    own_a, own_b = request_id(emulator, job.job_id, 0, 0), request_id(emulator, job.job_id, 0, 1)
+
+    def tamper(lines: list[str]) -> list[str]:
+        if any(f'"{own_a}"' in x for x in lines):  # claude-a's batch: its result lost
+            return [x for x in lines if f'"{own_a}"' not in x]
+        if forge:  # the other server answers for claude-a with claude-b's pass
+            return [*lines, next(x for x in lines if f'"{own_b}"' in x).replace(own_b, own_a)]
+        return lines
+
+    emulator.batches.tamper = tamper
+    return batches.collect(job, judge=jury, store=store, record=False)
+
+
+def test_a_member_s_result_is_read_only_from_its_own_batch(emulator: Emulator, store: Any) -> None:
+    result = forged_jury(emulator, store, forge=True)
+    [ev] = result.evaluations
+    record = ev["tone"].judging["jury"]  # type: ignore[index]
+    assert record["abstained"]["claude-a"].startswith("no_result")  # the forgery not read
+    assert not ev.accepted and not ev["tone"].passed  # 1 of 2 say met: a tie fails closed
+    assert result.unmatched == 1
+
+
+def test_without_the_forgery_the_same_jury_decides_the_same(emulator: Emulator, store: Any) -> None:
+    result = forged_jury(emulator, store, forge=False)
+    [ev] = result.evaluations
+    assert not ev.accepted and result.unmatched == 0
+    assert ev["tone"].judging["jury"]["votes"] == {"claude-b": True, "claude-c": False}  # type: ignore[index]
 
 
 def test_each_member_pays_the_batch_price_counted_per_member(

@@ -292,6 +292,7 @@ def test_the_pairing_is_maximum_where_first_fit_would_fail() -> None:
         ("tool_sequence", {"expected": {"name": "f"}}, "'expected'"),
         ("tool_called", {}, "needs option 'name'"),
         ("tool_called", {"name": "f", "min": 0}, "lets every draft pass"),
+        ("tool_sequence", {"mode": "superset", "expected": []}, "lets every draft pass"),
         ("tool_called", {"name": "f", "min": 3, "max": 1}, "below min"),
         ("tool_called", {"name": "f", "min": "2"}, "'min'"),
         ("tool_not_called", {"names": []}, "'names'"),
@@ -322,6 +323,13 @@ def test_arguments_in_a_toml_rubric_must_be_json_data(tmp_path: Any) -> None:
 
 def test_min_zero_with_a_max_is_a_real_limit() -> None:
     assert load("tool_called", {"name": "refund", "min": 0, "max": 1})  # at most once
+
+
+@pytest.mark.parametrize("mode", ["strict", "unordered", "subset"])
+def test_no_expected_calls_is_a_real_rule_in_the_other_modes(mode: str) -> None:
+    rubric = load("tool_sequence", {"mode": mode, "expected": []})  # the agent calls nothing
+    assert not seq(SUPPORT, [], mode=mode).passed
+    assert rubric["k"].checker == "tool_sequence"
 
 
 # -- linear time on hostile transcripts (generous bounds) ------------------------------

@@ -58,7 +58,9 @@ def test_pass_fail_keys_go_by_majority(values: list[bool], met: bool, agreement:
         ([6.0, 8.0, 9.0], 8.0, T, 2 / 3),
         ([6.0, 7.0], 6.0, F, 0.5),  # median 6.5, rounded down: not met
         ([7.0, 8.0], 7.0, T, 1.0),  # 7.5 rounds down to 7, which still meets 7
-        ([2.0, 5.0, 9.0, 9.0], 7.0, T, 0.5),
+        ([2.0, 5.0, 9.0, 9.0], 3.0, F, 0.5),  # median 7 rests on a split (5 | 9): not met
+        ([5.0, 9.0], 5.0, F, 0.5),  # one sample each side: a split, not met
+        ([2.0, 7.0, 9.0, 9.0], 8.0, T, 0.75),  # both middles (7, 9) meet 7
         ([1.0, 10.0, 10.0], 10.0, T, 2 / 3),
     ],
 )

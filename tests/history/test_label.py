@@ -42,11 +42,13 @@ def make_run(db: Path) -> str:
 
 
 @pytest.fixture
-def session(tmp_path: Path) -> LabelSession:
+def session(tmp_path: Path) -> Iterator[LabelSession]:
     db = tmp_path / "h.db"
     run = make_run(db)
     with HistoryStore(db) as store:
-        return LabelSession(stored_run(store, run), tmp_path / "labels.jsonl")
+        source = stored_run(store, run)
+    with LabelSession(source, tmp_path / "labels.jsonl") as labelling:
+        yield labelling
 
 
 @pytest.fixture
@@ -79,8 +81,9 @@ def test_a_new_session_resumes_the_file_and_refuses_a_foreign_one(
     session: LabelSession, tmp_path: Path
 ) -> None:
     session.mark(2, "cites", "met")
-    again = LabelSession(session.run, session.out)
-    assert again.labels[2] == {"cites": True} and again.labelled == 1
+    session.close()  # one session at a time on a file
+    with LabelSession(session.run, session.out) as again:
+        assert again.labels[2] == {"cites": True} and again.labelled == 1
     foreign = tmp_path / "other.jsonl"
     original = '{"id": "zz", "task": "t", "draft": "d", "labels": {"cites": true}}\n'
     foreign.write_text(original, encoding="utf-8")
@@ -195,5 +198,43 @@ def test_a_transcript_draft_is_labelled_and_written_as_its_messages(tmp_path: Pa
     assert line["messages"] == messages and "draft" not in line
     [item] = read_labels(session.out, Rubric.from_dict(RUBRIC))
     assert isinstance(item.draft, Transcript) and item.draft.messages == messages
-    again = LabelSession(session.run, session.out)  # resumes its own transcript labels
-    assert again.labels[0] == {"cites": False}
+    session.close()  # one session at a time on a file
+    with LabelSession(session.run, session.out) as again:  # resumes its own labels
+        assert again.labels[0] == {"cites": False}
+
+
+@pytest.mark.parametrize(("item", "value"), [("²", "met"), ("1", "³"), ("٣", "met"), ("1", "٣")])
+def test_digits_python_calls_digits_but_int_refuses_are_a_clear_400(
+    labeller: Labeller, item: str, value: str
+) -> None:
+    token = _token(labeller)
+    ctype = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+    key = "tone" if value != "met" else "cites"
+    status, _, body = _request(
+        labeller, "POST", "/label", _form(token, item=item, key=key, value=value), **ctype
+    )
+    error = json.loads(body)["error"]
+    assert status == 400 and ("draft number" in error or "score from 1 to 10" in error)
+    assert labeller.session.labels[0] == {}  # nothing marked
+    ok = _form(token, item="1", key="tone", value="3")  # the same, in ASCII digits
+    assert _request(labeller, "POST", "/label", ok, **ctype)[0] == 200
+
+
+def test_a_content_length_int_refuses_is_refused(labeller: Labeller) -> None:
+    token = _token(labeller)
+    body = _form(token, item="1", key="cites", value="met")
+    port = int(labeller.url.rsplit(":", 1)[1].strip("/"))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.putrequest("POST", "/label", skip_host=True, skip_accept_encoding=True)
+    conn.putheader("Host", f"127.0.0.1:{port}")
+    conn.putheader("Content-Length", "²")
+    conn.endheaders(body.encode())
+    assert conn.getresponse().status == 413
+    conn.close()
+    assert labeller.session.labels[0] == {}
+
+
+def test_the_session_refuses_a_score_in_other_digits(session: LabelSession) -> None:
+    with pytest.raises(InputError, match="score from 1 to 10"):
+        session.mark(0, "tone", "³")
+    assert session.mark(0, "tone", "3") == 3

@@ -70,9 +70,33 @@ def test_the_median_policy_takes_the_median_score() -> None:
     ev = grade("draft", RUBRIC, judge=Jury(members, policy="median"))
     assert ev["clear"].passed and ev["clear"].score == 8.0
     four = [*members, voter(True, 5, "d")]
-    # median of 5, 6, 8, 9 is 7 (met), though only half the judges reached 7
-    assert grade("draft", RUBRIC, judge=Jury(four, policy="median"))["clear"].passed
+    # the median of 5, 6, 8, 9 is 7, but it lies between a fail (6) and a pass (8):
+    # half the judges reached 7, a split, which fails closed as a tie does
+    split = grade("draft", RUBRIC, judge=Jury(four, policy="median"))["clear"]
+    assert not split.passed and split.score == 5.0  # the median of the failing side, down
     assert not grade("draft", RUBRIC, judge=Jury(four))["clear"].passed  # majority: a tie
+
+
+@pytest.mark.parametrize(
+    ("scores", "abstains"),
+    [([10, 10, 4, 4], False), ([10, 4], True)],
+    ids=["2-2 split", "1-1 and an abstention"],
+)
+def test_a_median_resting_on_a_split_fails_closed(scores: list[int], abstains: bool) -> None:
+    members: list[Any] = [voter(True, s, f"j{i}") for i, s in enumerate(scores)]
+    if abstains:
+        members.append(Raising(model="gone"))
+    ev = grade("draft", RUBRIC, judge=Jury(members, policy="median", quorum=len(scores)))
+    assert not ev["clear"].passed and not ev.accepted
+    assert any("falls between a pass and a fail" in i for i in ev.issues)
+    assert ev["clear"].score is not None and ev["clear"].score < 7
+
+
+@pytest.mark.parametrize("scores", [[10, 10, 8, 4], [10, 8], [9, 4, 8]])
+def test_a_median_with_both_middles_passing_is_met(scores: list[int]) -> None:
+    members = [voter(True, s, f"j{i}") for i, s in enumerate(scores)]
+    ev = grade("draft", RUBRIC, judge=Jury(members, policy="median"))
+    assert ev["clear"].passed and ev.accepted
 
 
 def test_a_tie_fails_closed_with_the_reason() -> None:

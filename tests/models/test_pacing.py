@@ -1,9 +1,11 @@
-"""The pacer: retry-after read right, one halving per pause, slow recovery, the
-middleware on every client gradeloop builds."""
+"""The pacer: retry-after read right, one halving per pause while throttling is dense,
+quick recovery when it is sparse, spent rate limits waited out, the middleware on every
+client gradeloop builds."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import email.utils
 import time
 
@@ -16,6 +18,7 @@ from gradeloop.models._pacing import (
     Pacer,
     active_pacer,
     apace,
+    budget_spent,
     pace,
     pacing,
     retry_after,
@@ -53,18 +56,85 @@ def test_a_429_halves_the_limit_once_per_pause_and_pauses_everyone() -> None:
     assert p.pause_left() <= MAX_PAUSE  # a huge header cannot freeze the run
 
 
-def test_successes_win_the_limit_back_slowly() -> None:
+def test_while_throttling_is_dense_successes_win_the_limit_back_slowly() -> None:
     p = Pacer(4)
-    p._resume_at = 0  # as if an earlier pause were over
+    for _ in range(8):
+        p.observe(429, {"retry-after-ms": "1"})
+    p._resume_at = 0  # as if the pause were over
     p.limit = 1
     p.observe(200)
-    assert p.limit == 2
+    assert p.limit == 2  # one per `limit` successes (AIMD)
     for _ in range(2):
         p.observe(200)
     assert p.limit == 3
     for _ in range(10):
         p.observe(200)
     assert p.limit == 4  # never above the ceiling
+
+
+def test_a_sparse_429_pauses_nothing_and_the_limit_is_back_at_once() -> None:
+    p = Pacer(128)
+    for _ in range(60):
+        p.observe(200)
+    p.observe(429, {"retry-after": "1"})  # the odd one: the SDK retries it alone
+    assert p.pause_left() == 0 and p.limit == 127 and p.throttled == 1
+    p.observe(200)
+    assert p.limit == 128  # a success a request back while throttling is sparse
+    for _ in range(40):  # throttling grows dense: now the server's word pauses the batch
+        p.observe(429, {"retry-after-ms": "300"})
+    assert p.rate() >= 0.25 and 0.2 < p.pause_left() <= 0.3 and p.limit < 64
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {
+            "anthropic-ratelimit-requests-remaining": "0",
+            "anthropic-ratelimit-requests-reset": "{at}",
+        },
+        {
+            "anthropic-ratelimit-tokens-remaining": "0",
+            "anthropic-ratelimit-tokens-reset": "{at}",
+            "anthropic-ratelimit-requests-remaining": "40",
+        },
+        {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2s"},
+        {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1.5s"},
+        {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s500ms"},
+    ],
+)
+def test_a_spent_rate_limit_pauses_the_batch_until_its_reset(headers: dict[str, str]) -> None:
+    at = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=2)
+    filled = {k: v.format(at=at.isoformat().replace("+00:00", "Z")) for k, v in headers.items()}
+    assert budget_spent(filled) is not None
+    p = Pacer(32)
+    for _ in range(30):
+        p.observe(200)
+    p.observe(200, filled)  # a success that says the budget is now spent
+    assert 1.0 < p.pause_left() <= 2.0 and p.limit == 32
+    q = Pacer(32)
+    for _ in range(30):
+        q.observe(200)
+    q.observe(429, filled)  # sparse, but the server says the budget is spent: pause
+    assert 1.0 < q.pause_left() <= 2.0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {
+            "anthropic-ratelimit-requests-remaining": "12",
+            "anthropic-ratelimit-requests-reset": "2030-01-01T00:00:00Z",
+        },
+        {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "soon"},
+        {"x-ratelimit-remaining-requests": "0"},
+        {},
+    ],
+)
+def test_a_budget_left_or_unreadable_pauses_nothing(headers: dict[str, str]) -> None:
+    assert budget_spent(headers) is None
+    p = Pacer(8)
+    p.observe(200, headers)
+    assert p.pause_left() == 0
 
 
 def test_no_retry_after_means_a_default_pause() -> None:

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradeloop import Criterion, Verdict, accepted
+from gradeloop.grading._strict import strict_reply
 from gradeloop.models._strict_schema import strict_schema
-from gradeloop.models._wire import WireError, extract_json, looks_like_json, wire_spec
+from gradeloop.models._wire import WireError, looks_like_json, wire_spec
 from gradeloop.testing import verdict_reply
 from tests.support.emulator import Emulator
 
@@ -347,11 +348,16 @@ def test_a_ready_verdicts_bad_score_is_invalid_never_clamped(bad: float) -> None
         '```json\n{"a": 1}\n```',
         '```JSON\n{"a": 1}\n```\n',
         '```\n{"a": 1}\n```',
-        'Here is my verdict:\n{"a": 1}\nThanks.',
     ],
 )
-def test_extract_json_finds_the_object(text: str) -> None:
-    assert json.loads(extract_json(text)) == {"a": 1}
+def test_the_reply_s_one_object_is_read(text: str) -> None:
+    assert strict_reply(text) == {"a": 1}
+
+
+def test_prose_beside_the_object_is_refused() -> None:
+    # tolerated before issue 44: prose beside a verdict can contradict it
+    with pytest.raises(WireError, match="besides its JSON object"):
+        strict_reply('Here is my verdict:\n{"a": 1}\nThanks.')
 
 
 def test_looks_like_json() -> None:

@@ -496,13 +496,16 @@ def replies(draw: st.DrawFn, criteria: Sequence[Criterion]) -> Reply:
                 "unfinished",
                 "parsed",
                 "parsed+text",
+                "two_objects",
             ]
         )
     )
     if kind in ("text", "thinking+text", "stop_sequence", "truncated", "parsed+text"):
         doc = draw(documents(criteria))
-        text = wrap(dumps(doc), draw(st.sampled_from(["bare", "fenced", "prose", "spaced"])))
-        meaning = meaning_of_text_doc(doc, criteria)
+        how = draw(st.sampled_from(["bare", "fenced", "prose", "spaced"]))
+        text = wrap(dumps(doc), how)
+        # prose beside a verdict can contradict it: refused, whatever the object says
+        meaning = "invalid" if how == "prose" else meaning_of_text_doc(doc, criteria)
         if kind == "text":
             return _text(text, meaning, f"text {text[:300]!r}")
         if kind == "thinking+text":
@@ -519,6 +522,11 @@ def replies(draw: st.DrawFn, criteria: Sequence[Criterion]) -> Reply:
             meaning,
             f"parsed {label(to_python(other))} + text {text[:300]!r}",
         )
+    if kind == "two_objects":  # an example, then the answer: ambiguous, whatever each says
+        first, second = draw(documents(criteria)), draw(documents(criteria))
+        how = draw(st.sampled_from(["bare", "fenced", "spaced"]))
+        text = f"{wrap(dumps(first), how)}\n{wrap(dumps(second), 'fenced')}"
+        return _text(text, "invalid", f"two objects {text[:300]!r}")
     if kind == "not_json":
         text = draw(st.sampled_from(NOT_JSON))
         return _text(text, "invalid", f"not json {text!r}")

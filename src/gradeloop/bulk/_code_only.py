@@ -18,13 +18,16 @@ from ..grading._registry import Registry, default_registry
 from ..grading._rubric import Rubric
 from ..integrations import telemetry
 from ._items import Batch, reporter
-from ._progress import ManyProgress, ProgressCallback
+from ._progress import ManyProgress, ProgressCallback, ResultCallback
 
 __all__ = ["grade_code_only"]
 
 
 def grade_code_only(
-    batch: Batch, concurrency: int, progress: bool | ProgressCallback
+    batch: Batch,
+    concurrency: int,
+    progress: bool | ProgressCallback,
+    on_result: ResultCallback | None = None,
 ) -> list[Evaluation]:
     """A batch with no judge to ask: ``concurrency`` threads (this one alone for one)
     pull drafts in order and grade each as grade() does; no event loop."""
@@ -53,10 +56,13 @@ def grade_code_only(
             )
             evaluation = finish_grade(run_checks(plan, check), None, output_id=item.output_id)
             results[index] = evaluation
-            if report is not None:
-                with lock:
-                    state.add(evaluation)
-                    report(state)
+            if report is not None or on_result is not None:
+                with lock:  # one call at a time, whichever thread graded the draft
+                    if on_result is not None:
+                        on_result(index, evaluation)
+                    if report is not None:
+                        state.add(evaluation)
+                        report(state)
 
     # gradeloop's own checkers only compute (threads would only take turns with the
     # interpreter lock): one thread; another's checker may wait on I/O: concurrency

@@ -35,7 +35,7 @@ from ..models._aclient import connection_pool
 from ..models._pacing import THROTTLED, Pacer, pacing
 from ._code_only import grade_code_only
 from ._items import Batch, DraftLike, Item, as_item, reporter
-from ._progress import ManyProgress, ProgressCallback
+from ._progress import ManyProgress, ProgressCallback, ResultCallback
 
 if TYPE_CHECKING:  # the judge module imports the SDK; code-only runs never need it
     from ..models._judge import ReplyCache
@@ -55,6 +55,7 @@ def grade_many(
     skip_judge: bool = False,
     registry: Registry | None = None,
     checker_timeout: float | None = None,
+    on_result: ResultCallback | None = None,
 ) -> list[Evaluation]:
     """Grade every draft against ``rubric``; one :class:`~gradeloop.Evaluation` per
     draft, in input order.
@@ -79,16 +80,18 @@ def grade_many(
     loop (asyncio code, Jupyter), that loop runs in a worker thread while the caller
     waits (the rule of every sync function that runs an event loop; ``await
     agrade_many(...)`` there keeps the caller's loop free). ``checker_timeout`` is
-    :func:`~gradeloop.grade`'s.
+    :func:`~gradeloop.grade`'s. ``on_result`` is called with each draft's index in
+    ``drafts`` and its evaluation as soon as the draft is graded (in the order they
+    finish, one call at a time), so a caller can write each result out as it comes.
     """
     batch = _batch(drafts, rubric, task, judge, concurrency, cache, skip_judge, registry,
                    checker_timeout)  # fmt: skip
     if batch.code_only:
-        return grade_code_only(batch, concurrency, progress)
+        return grade_code_only(batch, concurrency, progress, on_result)
 
     async def run() -> list[Evaluation]:
         try:
-            return await _agrade_batch(batch, concurrency, progress)
+            return await _agrade_batch(batch, concurrency, progress, on_result)
         finally:
             closer = getattr(batch.judge, "aclose", None)
             if closer is not None:  # the async client this event loop used
@@ -109,6 +112,7 @@ async def agrade_many(
     skip_judge: bool = False,
     registry: Registry | None = None,
     checker_timeout: float | None = None,
+    on_result: ResultCallback | None = None,
 ) -> list[Evaluation]:
     """The async twin of :func:`grade_many`: same arguments, same result.
 
@@ -120,8 +124,8 @@ async def agrade_many(
     batch = _batch(drafts, rubric, task, judge, concurrency, cache, skip_judge, registry,
                    checker_timeout)  # fmt: skip
     if batch.code_only:
-        return await asyncio.to_thread(grade_code_only, batch, concurrency, progress)
-    return await _agrade_batch(batch, concurrency, progress)
+        return await asyncio.to_thread(grade_code_only, batch, concurrency, progress, on_result)
+    return await _agrade_batch(batch, concurrency, progress, on_result)
 
 
 def _batch(
@@ -143,7 +147,10 @@ def _batch(
 
 
 async def _agrade_batch(
-    batch: Batch, concurrency: int, progress: bool | ProgressCallback
+    batch: Batch,
+    concurrency: int,
+    progress: bool | ProgressCallback,
+    on_result: ResultCallback | None = None,
 ) -> list[Evaluation]:
     items = batch.items
     state = ManyProgress(total=len(items))
@@ -158,7 +165,9 @@ async def _agrade_batch(
             item = items[index]
             async with gate:
                 evaluation = await _grade_one(item, batch, pacer)
-            results[index] = evaluation.with_ids(item.output_id)
+            done = results[index] = evaluation.with_ids(item.output_id)
+            if on_result is not None:
+                on_result(index, done)
             state.add(evaluation)
             state.throttled, state.concurrency = pacer.throttled, pacer.limit
             if report is not None:

@@ -22,7 +22,7 @@ from rich.progress import (
 
 from ..grading._grade import Evaluation
 
-__all__ = ["ManyProgress", "ProgressBar", "ProgressCallback"]
+__all__ = ["ManyProgress", "ProgressBar", "ProgressCallback", "ResultCallback"]
 
 
 @dataclass
@@ -85,6 +85,9 @@ class ManyProgress:
 
 
 ProgressCallback = Callable[[ManyProgress], None]
+
+#: Called with a draft's index in the input and its evaluation as soon as it is graded.
+ResultCallback = Callable[[int, Evaluation], None]
 
 
 class ProgressBar:

@@ -23,6 +23,7 @@ from ..errors import (
     CacheWarning,
     DraftSizeWarning,
     GradeloopError,
+    HistoryWarning,
     RubricWarning,
     StructuredFormWarning,
 )
@@ -202,10 +203,12 @@ def _main(argv: Sequence[str] | None) -> int:
 def _one_line_warnings() -> Iterator[None]:
     """gradeloop's own warnings (a wasteful rubric, a huge draft) as one line on stderr,
     shown whatever the warning filters say; the filters are restored after."""
-    ours = (RubricWarning, DraftSizeWarning, CacheWarning, StructuredFormWarning)
+    ours = (RubricWarning, DraftSizeWarning, CacheWarning, StructuredFormWarning, HistoryWarning)
     with warnings.catch_warnings():
         for category in ours:
             warnings.simplefilter("default", category)
+        # a damaged row is read by more than one reader in a command: named once
+        warnings.simplefilter("once", HistoryWarning)
         shown = warnings.showwarning
 
         def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:

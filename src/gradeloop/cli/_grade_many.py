@@ -2,8 +2,11 @@
 
 The JSONL format is the one ``compare`` reads (``{"id"?, "task"?, "draft"}`` per
 line). ``--json`` prints one evaluation per line, in input order, with the draft's
-id; otherwise a table and the totals (judge calls, cache reuse, tokens, dollars).
-Exit 0 when every draft is accepted, 1 when any is not, 2 for bad input.
+id, each as soon as it and the drafts before it are graded; otherwise a table and the
+totals (judge calls, cache reuse, tokens, dollars). Each draft is recorded in the
+history as it is graded (:mod:`._many_stream`): a run stopped half way keeps, and
+shows, what it did. Exit 0 when every draft is accepted, 1 when any is not, 2 for bad
+input.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from ..grading._grade import Evaluation
 from ..grading._jsonout import dumps
 from ..grading._rubric import Rubric
 from ..grading._shadow import judge_request
-from ..history._grading import GradedDraft
 from ..migration._jsonl import DraftItem, read_drafts
 from ._io import console, read_task
-from ._many_output import print_results
+from ._many_output import print_results, render_many
+from ._many_stream import ManyStream
 from ._models import build_judge, judges_configured, require_model
-from ._record import record_grading, say_recorded
+from ._record import say_recorded
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,19 +45,40 @@ def run(args: argparse.Namespace) -> int:
             judge = build_judge(args, rubric)
     if args.batch:
         return _batch(args, rubric, items, judge)
-    evaluations = grade_many(
-        items,
-        rubric,
-        judge=judge,
-        concurrency=args.jobs,
-        progress=not args.quiet,
-        skip_judge=args.code_only,
-    )
+    stream = ManyStream(args, rubric, items, judge)
+    try:
+        evaluations = grade_many(
+            items,
+            rubric,
+            judge=judge,
+            concurrency=args.jobs,
+            progress=not args.quiet,
+            skip_judge=args.code_only,
+            on_result=stream,
+        )
+    except KeyboardInterrupt:
+        _stopped(args, items, stream)
+        raise
+    finally:
+        run_id = stream.close()
     _require_a_server(evaluations)
-    run_id = record_grading(args, rubric, _graded(items, evaluations), origin="grade", judge=judge)
-    print_results(args, items, evaluations)
+    print_results(args, items, evaluations, streamed=True)  # --json lines went out already
     say_recorded(run_id, args)
     return 0 if all(e.accepted for e in evaluations) else 1
+
+
+def _stopped(args: argparse.Namespace, items: Sequence[DraftItem], stream: ManyStream) -> None:
+    """Interrupted: what was graded, written out and shown, and where it is kept."""
+    done = stream.interrupted()
+    if not args.json and done:
+        render_many([items[i] for i in done], [r for r in stream.results if r is not None])
+    run_id = stream.recorder.run_id if not stream.recorder.off else None
+    kept = f"; recorded as grading run {run_id}" if run_id else ""
+    print(
+        f"gradeloop: stopped after {len(done)} of {len(items)} drafts{kept}; a rerun "
+        "answers the finished ones from the verdict cache",
+        file=sys.stderr,
+    )
 
 
 def _batch(
@@ -99,21 +123,3 @@ def _require_a_server(evaluations: Sequence[Evaluation]) -> None:
     if errors and all(e is not None and e.startswith("api_error: ") for e in errors):
         first = str(errors[0]).removeprefix("api_error: ")
         raise JudgeError(f"the judge failed on every draft: {first}", reason="api_error")
-
-
-def _graded(items: Sequence[DraftItem], evaluations: Sequence[Evaluation]) -> list[GradedDraft]:
-    out = []
-    for item, ev in zip(items, evaluations, strict=True):
-        error = ev.judge_error
-        out.append(
-            GradedDraft(
-                item.output_id,
-                item.draft,
-                None if error is not None else ev,
-                item.task,
-                error,
-                reference=item.reference,
-                metadata=item.metadata,
-            )
-        )
-    return out

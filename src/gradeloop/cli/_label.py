@@ -42,9 +42,14 @@ def run(args: argparse.Namespace) -> int:
     check_out(args.out)
     with HistoryStore(args.db) as store:
         source = stored_run(store, args.run_id)
-    session = LabelSession(source, args.out)
+    with LabelSession(source, args.out) as session:
+        return _serve(session, source, args)
+
+
+def _serve(session: LabelSession, source: Any, args: argparse.Namespace) -> int:
     labeller = Labeller(session, args.port)
     drafts = plural(len(session.drafts), "draft")
+    session.hold.note(labeller.url)  # a second session on the file says where this one is
     print(
         f"gradeloop: labelling {source.kind} {source.source_id} ({drafts}, "
         f"keys {', '.join(k.key for k in session.keys)}) at {labeller.url}; marks are saved "

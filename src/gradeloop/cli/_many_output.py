@@ -22,14 +22,20 @@ __all__ = ["interval_lines", "print_results", "render_many", "summary_lines"]
 
 
 def print_results(
-    args: argparse.Namespace, items: Sequence[DraftItem], evaluations: Sequence[Evaluation]
+    args: argparse.Namespace,
+    items: Sequence[DraftItem],
+    evaluations: Sequence[Evaluation],
+    *,
+    streamed: bool = False,
 ) -> None:
-    """JSON Lines with --json (one evaluation per draft, with its id; with --summary a
-    last line ``{"summary": ...}``, the figures with intervals), else the table."""
+    """JSON Lines with --json (one evaluation per draft, with its id, unless they were
+    ``streamed`` as the drafts were graded; with --summary a last line
+    ``{"summary": ...}``, the figures with intervals), else the table."""
     summary = _summary(args, items, evaluations)
     if args.json:
-        for item, evaluation in zip(items, evaluations, strict=True):
-            sys.stdout.write(dumps(_line(item, evaluation), ensure_ascii=False) + "\n")
+        if not streamed:
+            for item, evaluation in zip(items, evaluations, strict=True):
+                sys.stdout.write(dumps(json_line(item, evaluation), ensure_ascii=False) + "\n")
         if getattr(args, "summary", False):
             sys.stdout.write(dumps({"summary": summary.to_json()}, ensure_ascii=False) + "\n")
     else:
@@ -57,7 +63,8 @@ def _task(item: DraftItem) -> str:
     return item.task if isinstance(item.task, str) else ""
 
 
-def _line(item: DraftItem, evaluation: Evaluation) -> dict[str, object]:
+def json_line(item: DraftItem, evaluation: Evaluation) -> dict[str, object]:
+    """A draft's --json line: its id, its evaluation, and its metadata."""
     line: dict[str, object] = {"id": item.output_id, **evaluation.to_json()}
     if item.metadata:  # what `gradeloop summarize --cluster FIELD` groups the drafts by
         line["metadata"] = dict(item.metadata)

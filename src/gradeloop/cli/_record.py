@@ -24,6 +24,62 @@ def add_history_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _config(rubric: Rubric, origin: str, judge: object) -> dict[str, object]:
+    return {
+        "judge_model": getattr(judge, "model", None),
+        "origin": origin,
+        "fingerprint": run_fingerprint(judge, rubric.to_dict()),
+    }
+
+
+def _warn(exc: HistoryError) -> None:
+    print(
+        terminal_safe(f"gradeloop: warning: the grading run was not recorded: {exc}"),
+        file=sys.stderr,
+    )
+
+
+class RunRecorder:
+    """A grading run recorded draft by draft, as each is graded (unless ``--no-history``):
+    a run that is stopped keeps the drafts it finished. The run is begun with its first
+    draft; a history that cannot be written costs a warning, never the grade."""
+
+    def __init__(
+        self, args: argparse.Namespace, rubric: Rubric, *, origin: str, judge: object = None
+    ) -> None:
+        self.args, self.rubric, self.origin, self.judge = args, rubric, origin, judge
+        self.off = bool(getattr(args, "no_history", False))
+        self.store: HistoryStore | None = None
+        self.run_id: str | None = None
+
+    def add(self, position: int, draft: GradedDraft) -> None:
+        """Record one graded draft (at its position in the input)."""
+        if self.off:
+            return
+        try:
+            if self.store is None:
+                self.store = HistoryStore(getattr(self.args, "db", None))
+                self.run_id = self.store.start_grading_run(
+                    rubric=self.rubric.to_dict(),
+                    rubric_name=rubric_label(self.rubric),
+                    origin=self.origin,
+                    config=_config(self.rubric, self.origin, self.judge),
+                )
+            assert self.run_id is not None
+            self.store.add_graded_draft(self.run_id, position, draft)
+        except HistoryError as exc:
+            _warn(exc)
+            self.off = True
+            self.close()
+
+    def close(self) -> str | None:
+        """Close the history; the run's id (None when nothing was recorded)."""
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        return None if self.off else self.run_id
+
+
 def record_grading(
     args: argparse.Namespace,
     rubric: Rubric,
@@ -39,11 +95,7 @@ def record_grading(
     """
     if getattr(args, "no_history", False) or not drafts:
         return None
-    config = {
-        "judge_model": getattr(judge, "model", None),
-        "origin": origin,
-        "fingerprint": run_fingerprint(judge, rubric.to_dict()),
-    }
+    config = _config(rubric, origin, judge)
     try:
         with HistoryStore(getattr(args, "db", None)) as store:
             return store.add_grading_run(
@@ -54,10 +106,7 @@ def record_grading(
                 config=config,
             )
     except HistoryError as exc:
-        print(
-            terminal_safe(f"gradeloop: warning: the grading run was not recorded: {exc}"),
-            file=sys.stderr,
-        )
+        _warn(exc)
         return None
 
 

@@ -44,6 +44,8 @@ The tree::
                                         and a new one started
     StructuredFormWarning (UserWarning) a server refused a structured-output form and the
                                         judge stepped down to the next (said once a client)
+    HistoryWarning (UserWarning)        a damaged row of the history (not JSON, the wrong
+                                        shape) was left out; names its run and row
 
 Exceptions carry what a caller needs to act: ``RubricError.path`` / ``.key``,
 ``UnknownCheckerError.known``, ``JudgeError.reason`` / ``.usage``,
@@ -70,6 +72,7 @@ __all__ = [
     "GradeloopError",
     "GradeloopWarning",
     "HistoryError",
+    "HistoryWarning",
     "InputError",
     "JudgeError",
     "JudgeRequiredError",
@@ -144,6 +147,12 @@ class StructuredFormWarning(UserWarning):
     ``output_config``...), and a judge with ``structured="auto"`` stepped down to the
     next form for that client. Said once per client; the message names both forms.
     """
+
+
+class HistoryWarning(UserWarning):
+    """A row of the history database is damaged (not JSON, nested too deeply, the wrong
+    shape) and was left out of what is read; the message names its run and row. The
+    rest of the run is read as usual."""
 
 
 class CheckerError(GradeloopError):

@@ -1,25 +1,46 @@
 """Secrets out of text that leaves gradeloop: the history, cassettes, error messages.
 
+One scrubber, in two strengths:
+
 :func:`scrub_text` strips user-info from URLs (``https://user:pw@host`` ->
-``https://host``) and replaces Anthropic keys (``sk-ant-...``) with ``[REDACTED]``; the
-history store and cassettes pass every string they keep through it.
+``https://host``), replaces Anthropic keys (``sk-ant-...``) with ``[REDACTED]``, and
+every credential gradeloop knows by value: the values of environment variables whose
+names look like credentials (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...), and the
+keys, tokens and URL passwords of the clients its judges and generators were handed
+(:func:`remember_client`: a key passed in code, in any shape), with their base64
+forms. The history store and cassettes pass every string they keep through it.
 
 :func:`scrub_error` is for error messages, which can echo a request's credential (some
-gateways quote the key they refused): :func:`scrub_text`, then the values of the
-environment variables whose names look like credentials (``ANTHROPIC_API_KEY``,
-``OPENAI_API_KEY``, ...), and key-shaped words after ``Bearer`` or ``api-key:``.
-Every message that leaves gradeloop - the CLI's stderr, a ``JudgeError``, an
-OpenTelemetry span's status and exception event - goes through it.
+gateways quote the key they refused, or the ``Authorization: Basic ...`` header they
+got): :func:`scrub_text`, then key-shaped words after ``Bearer``, ``Basic`` or
+``api-key:``. Every message that leaves a model call goes through it before it leaves
+- a ``JudgeError``, a call's record (and so the history), an OpenTelemetry span's
+status and exception event, a :class:`~gradeloop.errors.StructuredFormWarning`, the
+CLI's stderr - and :func:`scrub_chain` scrubs the SDK exception chained as a failure's
+cause, so a printed traceback shows no key either.
 
 Every pattern here is linear: a fixed prefix, then one character class.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import os
 import re
+import threading
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
-__all__ = ["REDACTED", "looks_secret", "scrub_error", "scrub_text"]
+__all__ = [
+    "REDACTED",
+    "looks_secret",
+    "remember_client",
+    "remember_secret",
+    "scrub_chain",
+    "scrub_error",
+    "scrub_text",
+]
 
 REDACTED = "[REDACTED]"
 
@@ -47,8 +68,16 @@ def looks_secret(name: str) -> bool:
 
 
 def scrub_text(text: str) -> str:
-    """``text`` with URL user-info stripped and Anthropic keys redacted (linear time)."""
-    return _ANTHROPIC_KEY.sub(REDACTED, _strip_userinfo(text))
+    """``text`` with URL user-info stripped, Anthropic keys redacted, and the
+    credentials of gradeloop's clients redacted by value (linear time)."""
+    return _redact_values(_ANTHROPIC_KEY.sub(REDACTED, _strip_userinfo(text)), _client_secrets())
+
+
+def _redact_values(text: str, values: list[str]) -> str:
+    for value in values:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
 
 
 def _strip_userinfo(text: str) -> str:
@@ -95,25 +124,29 @@ def _has_scheme(text: str, backwards: str, sep: int) -> bool:
 
 
 # Key-shaped words a message may quote: an OpenAI-style key, or the value after a
-# "Bearer" or an api-key header or field. Words of 8+ characters only, so "Bearer
-# token" in prose is left alone.
+# "Bearer" or "Basic" (an Authorization header echoed: Basic is base64 of user:password)
+# or an api-key header or field. Words of 8+ characters only, so "Bearer token" in
+# prose is left alone.
 _QUOTED_KEYS = re.compile(
     r"\bsk-[A-Za-z0-9_\-]{16,}"
     r"|(?<=Bearer )[A-Za-z0-9._~+/=\-]{8,}"
     r"|(?<=bearer )[A-Za-z0-9._~+/=\-]{8,}"
+    r"|(?<=Basic )[A-Za-z0-9+/=]{8,}"
+    r"|(?<=basic )[A-Za-z0-9+/=]{8,}"
     r"|(?i:(?<=api-key: )|(?<=api_key: )|(?<=api_key=)|(?<=api-key=))[^\s\"',;]{8,}"
 )
-_MIN_SECRET = 8  # shorter environment values ("1", "true") are not credentials
+_MIN_SECRET = 8  # shorter values ("1", "true") are not credentials
+# A client's key is redacted wherever it appears, even in a draft: one this short
+# ("test-key") could be an ordinary word.
+_MIN_CLIENT_SECRET = 12
+# What gradeloop itself sends as a key to a local server that needs none: no secret.
+_PLACEHOLDERS = frozenset({"gradeloop-local"})
 
 
 def scrub_error(text: str) -> str:
-    """An error message fit to show or record: :func:`scrub_text`, then credentials
-    from the environment and key-shaped words redacted."""
-    text = _QUOTED_KEYS.sub(REDACTED, scrub_text(text))
-    for value in _environment_secrets():
-        if value in text:
-            text = text.replace(value, REDACTED)
-    return text
+    """An error message fit to show or record: :func:`scrub_text` (URL user-info, the
+    clients' credentials), then the environment's credentials and key-shaped words."""
+    return _QUOTED_KEYS.sub(REDACTED, _redact_values(scrub_text(text), _environment_secrets()))
 
 
 def _environment_secrets() -> list[str]:
@@ -125,3 +158,78 @@ def _environment_secrets() -> list[str]:
         if len(value) >= _MIN_SECRET and looks_secret(name)
     }
     return sorted(found, key=len, reverse=True)
+
+
+# The credentials of the clients gradeloop was handed, with their base64 forms: a key
+# passed in code is in no environment variable, and may have any shape. Only added
+# to (a client's key stays a secret after the client is gone), under a lock.
+_CLIENT_SECRETS: set[str] = set()
+_LOCK = threading.Lock()
+_sorted: list[str] = []  # _CLIENT_SECRETS longest first, remade when one is added
+
+
+def remember_secret(value: object) -> None:
+    """Treat ``value`` (a key, a token, a password) as a credential from now on: every
+    scrub redacts it, and its base64 forms (an ``Authorization: Basic`` echo)."""
+    if not isinstance(value, str) or len(value) < _MIN_CLIENT_SECRET or value in _PLACEHOLDERS:
+        return
+    forms = {value}
+    for framed in (value, f":{value}", f"{value}:"):
+        encoded = base64.b64encode(framed.encode("utf-8", "surrogatepass")).decode("ascii")
+        forms.add(encoded.rstrip("="))
+    global _sorted
+    with _LOCK:
+        if not forms <= _CLIENT_SECRETS:
+            _CLIENT_SECRETS.update(forms)
+            _sorted = sorted(_CLIENT_SECRETS, key=len, reverse=True)
+
+
+def remember_client(client: object) -> None:
+    """Remember the credentials ``client`` carries (an SDK client's ``api_key`` and
+    ``auth_token``, and the password in its ``base_url``), whatever their shape."""
+    for name in ("api_key", "auth_token"):
+        remember_secret(getattr(client, name, None))
+    base = getattr(client, "base_url", None)
+    if base is not None:
+        try:
+            password = urlsplit(str(base)).password
+        except ValueError:
+            return
+        if password:
+            remember_secret(password)
+            remember_secret(unquote(password))
+
+
+def _client_secrets() -> list[str]:
+    """The clients' credentials, longest first (so a key that contains another is
+    redacted whole). The list is replaced, never changed, when one is added."""
+    return _sorted
+
+
+def scrub_chain(exc: BaseException) -> None:
+    """Scrub ``exc`` and the exceptions it was raised from (``__cause__`` and
+    ``__context__``) in place: their ``args`` and an API error's ``message`` and
+    ``body``, so a traceback that prints the chain shows no credential."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 32:
+        seen.add(id(current))
+        current.args = tuple(_scrubbed(a) for a in current.args)
+        for name in ("message", "body"):
+            value = getattr(current, name, None)
+            if value is not None:
+                with contextlib.suppress(AttributeError, TypeError):  # read-only: as is
+                    setattr(current, name, _scrubbed(value))
+        current = current.__cause__ or current.__context__
+
+
+def _scrubbed(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return scrub_error(value)
+    if depth > 20:
+        return value
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, depth + 1) for v in value]
+    return value

@@ -17,6 +17,7 @@ from ._checks import CheckResult, RubricPath
 from ._context import CheckContext
 from ._files import read_user_file
 from ._grade import CriterionResult, Evaluation, Judge, grade
+from ._regex import LinearRegex, linear_regex
 from ._registry import Registry, checker, get_checker, hookimpl
 from ._rubric import Criterion, Rubric
 from ._shadow import ShadowResult, ShadowSide
@@ -30,6 +31,7 @@ __all__ = [
     "CriterionResult",
     "Evaluation",
     "Judge",
+    "LinearRegex",
     "Registry",
     "Rubric",
     "RubricPath",
@@ -46,5 +48,6 @@ __all__ = [
     "get_checker",
     "grade",
     "hookimpl",
+    "linear_regex",
     "read_user_file",
 ]

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import GradeloopError, JudgeError
+from ..errors._redact import scrub_chain
 from ._results import CriterionResult
 from ._rubric import Criterion
 from ._samples import SampledVerdict
@@ -43,10 +44,12 @@ def call_judge(
     try:
         raw: Any = judge.evaluate(task, draft, criteria)
     except GradeloopError as exc:
+        scrub_chain(exc)  # chained below, or raised: it may quote a key
         if isinstance(exc, JudgeError):
             raise
         raise JudgeError(f"the judge failed: {exc}", reason="api_error") from exc
     except Exception as exc:
+        scrub_chain(exc)
         raise JudgeError(
             f"the judge raised {type(exc).__name__}: {exc}", reason="api_error"
         ) from exc

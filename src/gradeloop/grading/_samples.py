@@ -8,7 +8,9 @@ to trust it:
 * a pass/fail key is met when **more than half** of its samples say met (a tie
   is *not met*: doubt never passes a draft);
 * a scored key gets the **median** of its scores, rounded down, and is met when
-  that reaches the threshold;
+  that reaches the threshold - unless the median rests on a split: an even number
+  of scores whose two middle ones lie on either side of the threshold (as many pass
+  as fail) is *not met*, like a tie, its value the median of the failing side;
 * ``agreement`` is the share of samples whose own answer (met or not; for a
   scored key, its score against the threshold) matches the decision: 1.0 when all
   agree, 0.6 for three out of five.
@@ -75,13 +77,26 @@ def decide(c: Criterion, values: Sequence[Value]) -> tuple[Value, bool, float]:
     n = len(values)
     if c.scale == "score":
         scores = [float(v) for v in values]
-        decided: Value = float(math.floor(statistics.median(scores)))
-        met = decided >= c.pass_threshold
+        decided, met, _ = median_decision(c, scores)
         agree = sum((s >= c.pass_threshold) == met for s in scores)
         return decided, met, agree / n
     yes = sum(v is True for v in values)
     met = yes * 2 > n  # a tie is not met
     return met, met, (yes if met else n - yes) / n
+
+
+def median_decision(c: Criterion, scores: Sequence[float]) -> tuple[float, bool, bool]:
+    """A scored key decided by the median of ``scores``: the score (rounded down),
+    whether it is met, and whether the median rests on a split (then not met, and the
+    score is the median of the scores that fail, so the two agree)."""
+    ordered = sorted(scores)
+    n = len(ordered)
+    low, high = ordered[(n - 1) // 2], ordered[n // 2]  # one value when n is odd
+    if (low >= c.pass_threshold) != (high >= c.pass_threshold):
+        failing = [s for s in ordered if s < c.pass_threshold]
+        return float(math.floor(statistics.median(failing))), False, True
+    median = float(math.floor(statistics.median(ordered)))
+    return median, median >= c.pass_threshold, False
 
 
 def _value(c: Criterion, v: Verdict) -> Value | None:

@@ -19,7 +19,12 @@ object). The rules, for the judge-filled ``criteria`` asked about:
 * ``feedback``, when present, is an object whose judged keys hold strings;
 * keys nobody asked for are ignored, at any level (a chatty local model's extras);
 * in text, a key that appears twice in one object (at any depth) makes the reply
-  ambiguous, so invalid; so are ``NaN``/``Infinity`` and nesting too deep to read.
+  ambiguous, so invalid; so are ``NaN``/``Infinity`` and nesting too deep to read;
+* a reply's text is one JSON object alone (:func:`strict_reply`): a code fence around
+  it is tolerated, nothing else. Two objects (an example, then the answer; two fenced
+  blocks) are ambiguous, and so is prose beside the object ("I must fail this...
+  {..."passed": true...}"): gradeloop cannot tell which reading the model meant, so it
+  reads neither.
 
 Anything else raises :class:`WireError`, which the judge turns into a repair
 request (JSON mode) or a :class:`~gradeloop.errors.JudgeError` - never a pass.
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -38,7 +44,14 @@ from ._guidance import SCORE_MAX, SCORE_MIN
 from ._rubric import Criterion
 from ._verdict import Verdict
 
-__all__ = ["SCORE_MAX", "SCORE_MIN", "WireError", "strict_json", "strict_verdict"]
+__all__ = [
+    "SCORE_MAX",
+    "SCORE_MIN",
+    "WireError",
+    "strict_json",
+    "strict_reply",
+    "strict_verdict",
+]
 
 
 class WireError(ValueError):
@@ -72,6 +85,85 @@ def strict_json(text: str) -> Any:
         raise WireError(f"invalid JSON: {exc}") from None
 
 
+def strict_reply(text: str) -> Any:
+    """The one JSON value a judge's reply text holds, read by :func:`strict_json`'s rules.
+
+    The text must be the JSON object alone, or inside one code fence (```` ```json ````).
+    More than one JSON object anywhere in the text, or any other text before or after
+    the object, raises :class:`WireError`: a reply that holds two readings is ambiguous
+    (small models often echo an example before their answer, or argue in prose against
+    the verdict they give), and the judge's one repair says so.
+    """
+    objects = _object_count(text)
+    if objects > 1:
+        raise WireError(
+            f"the reply holds {objects} JSON objects; a verdict is one JSON object, alone "
+            "(an example followed by an answer is ambiguous)"
+        )
+    body = _unfenced(text.strip())
+    start = body.find("{")
+    if start > 0:
+        _outside(body[:start])
+    try:
+        value, end = _DECODER.raw_decode(body)
+    except WireError:
+        raise
+    except RecursionError:
+        raise WireError("the reply's JSON is nested too deeply to read") from None
+    except ValueError as exc:
+        raise WireError(f"invalid JSON: {exc}") from None
+    if body[end:].strip():
+        _outside(body[end:].strip())
+    return value
+
+
+def _outside(text: str) -> None:
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    raise WireError(
+        f"the reply holds text besides its JSON object ({shown!r}); reply with the JSON "
+        "object alone (prose beside a verdict can contradict it)"
+    )
+
+
+def _unfenced(text: str) -> str:
+    """The inside of one code fence that is the whole of ``text`` (its first line, the
+    info string such as ``json``, dropped), or ``text`` itself."""
+    if not (text.startswith("```") and text.endswith("```") and len(text) >= 6):
+        return text
+    inner = text[3:-3]
+    newline = inner.find("\n")
+    if newline == -1 or inner[:newline].strip().lower() not in ("", "json"):
+        return text
+    return inner[newline + 1 :].strip()
+
+
+# A backslash and the character it escapes, a brace, or a quote: all the scan below
+# needs to see, so it walks a reply once (linear, whatever the reply holds).
+_TOKENS = re.compile(r'\\.|[{}"]', re.DOTALL)
+# An object opening as JSON does ({"key" or {}), not a brace in prose ({name}).
+_OPENS_JSON = re.compile(r'\{\s*["}]')
+
+
+def _object_count(text: str) -> int:
+    """How many top-level JSON objects ``text`` holds, fenced or bare (braces inside
+    strings, and braces in prose that open no JSON object, are not counted)."""
+    count = depth = 0
+    in_string = False
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if depth == 0:
+            if token == "{":
+                depth = 1
+                count += _OPENS_JSON.match(text, match.start()) is not None
+        elif in_string:
+            in_string = token != '"'
+        elif token == '"':
+            in_string = True
+        elif token in "{}":
+            depth += 1 if token == "{" else -1
+    return count
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -86,6 +178,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise WireError(f"{name} is not a JSON value")
+
+
+# strict=False: a raw control character inside a string is read as it stands (see strict_json)
+_DECODER = json.JSONDecoder(
+    strict=False, object_pairs_hook=_unique_keys, parse_constant=_no_constant
+)
 
 
 def strict_verdict(

@@ -23,7 +23,9 @@ from ..errors import HistoryError, LoopNotFoundError
 from ..grading._detail import detail_json
 from ..grading._grade import Evaluation
 from ..grading._transcript import Transcript
+from ._records import read_record, read_settings
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
+from ._seal import SEAL_FIELD, seal
 
 __all__ = ["GradedDraft", "GradingRecords", "GradingRunSummary"]
 
@@ -114,6 +116,53 @@ class GradingRecords:
             conn.executemany("INSERT INTO graded_drafts VALUES (?, ?, ?, ?, ?, ?)", rows)
         return run_id
 
+    def start_grading_run(
+        self,
+        *,
+        rubric: Mapping[str, Any],
+        rubric_name: str = "",
+        origin: str = "grade",
+        config: Mapping[str, Any] | None = None,
+        regrade_of: str | None = None,
+    ) -> str:
+        """Store a grading run with no drafts yet, to add them one by one as they are
+        graded (:meth:`add_graded_draft`): a run stopped half way keeps what it did.
+        Arguments as :meth:`add_grading_run`'s; returns the run's id."""
+        run_id = f"grade_{uuid.uuid4().hex[:12]}"
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO grading_runs (run_id, started_at, origin, rubric_name,"
+                " rubric_json, config_json, drafts, accepted, regrade_of)"
+                " VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?)",
+                (
+                    run_id,
+                    time.time(),
+                    origin,
+                    scrub_text(rubric_name),
+                    _dumps(scrub_rubric(rubric)),
+                    _dumps(scrub_settings(dict(config or {}))),
+                    regrade_of,
+                ),
+            )
+        return run_id
+
+    def add_graded_draft(self, run_id: str, position: int, draft: GradedDraft) -> None:
+        """Add one draft (at ``position`` in the run's order) to a run begun with
+        :meth:`start_grading_run`, committed on return."""
+        row = _row(run_id, position, draft)
+        with self._write() as conn:
+            try:
+                conn.execute("INSERT INTO graded_drafts VALUES (?, ?, ?, ?, ?, ?)", row)
+            except sqlite3.IntegrityError as exc:
+                raise HistoryError(
+                    f"grading run {run_id!r} has a draft at position {position} already"
+                ) from exc
+            conn.execute(
+                "UPDATE grading_runs SET drafts = drafts + 1, accepted = accepted + ?"
+                " WHERE run_id = ?",
+                (row[3], run_id),
+            )
+
     def list_grading_runs(self, limit: int = 20, offset: int = 0) -> list[GradingRunSummary]:
         """Recorded grading runs, newest first."""
         with self._read() as conn:
@@ -124,27 +173,37 @@ class GradingRecords:
             ).fetchall()
         return [GradingRunSummary(*tuple(r)) for r in rows]
 
-    def grading_run(self, run_id: str) -> dict[str, Any]:
+    def grading_run(self, run_id: str, *, seals: bool = False) -> dict[str, Any]:
         """One run: ``run_id``, ``started_at``, ``origin``, ``rubric_name``,
         ``rubric``, ``config``, ``regrade_of`` (None unless a regrade) and ``drafts``
-        (each record as stored, in order)."""
+        (each record as stored, in order; with its ``seal``, :mod:`._seal`, only when
+        ``seals``)."""
         with self._read() as conn:
             run = conn.execute("SELECT * FROM grading_runs WHERE run_id = ?", (run_id,)).fetchone()
             if run is None:
                 raise LoopNotFoundError(f"no grading run {run_id!r} in {self.path}")
             rows = conn.execute(
-                "SELECT record_json FROM graded_drafts WHERE run_id = ? ORDER BY position",
+                "SELECT position, record_json FROM graded_drafts WHERE run_id = ?"
+                " ORDER BY position",
                 (run_id,),
             ).fetchall()
+        where = f"grading run {run_id}"
+        drafts = []
+        for position, text in rows:  # a damaged draft is left out, named in a HistoryWarning
+            record = read_record(text, f"{where}, draft {position + 1}")
+            if record is not None:
+                if not seals:
+                    record.pop(SEAL_FIELD, None)
+                drafts.append(record)
         return {
             "run_id": run["run_id"],
             "started_at": float(run["started_at"]),
             "origin": run["origin"],
             "rubric_name": run["rubric_name"],
-            "rubric": json.loads(run["rubric_json"]),
-            "config": json.loads(run["config_json"]),
+            "rubric": read_settings(run["rubric_json"], "rubric", where),
+            "config": read_settings(run["config_json"], "settings", where),
             "regrade_of": run["regrade_of"],
-            "drafts": [json.loads(r[0]) for r in rows],
+            "drafts": drafts,
         }
 
     def grading_run_ids(self, prefix: str) -> list[str]:
@@ -188,6 +247,9 @@ def _row(run_id: str, position: int, d: GradedDraft) -> tuple[Any, ...]:
     if transcript is not None:  # the messages as given: Transcript.from_json reads them back
         record["transcript"] = transcript.to_json()
     stored = scrub_values(record)
+    sealed = seal(stored)
+    if sealed is not None:
+        stored[SEAL_FIELD] = sealed
     accepted = ev is not None and d.error is None and ev.accepted
     score = None if ev is None or ev.overall_score is None else round(ev.overall_score, 4)
     return (run_id, position, stored["item_id"], int(accepted), score, _dumps(stored))

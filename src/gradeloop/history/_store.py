@@ -34,7 +34,9 @@ from ._cost import CostRecords
 from ._grading import GradingRecords
 from ._paths import default_history_path
 from ._preferences import PreferenceRecords
+from ._records import read_record, read_settings
 from ._scrub import scrub_rubric, scrub_settings, scrub_text, scrub_values
+from ._seal import SEAL_FIELD, seal
 from ._sql import connect
 from ._stats import is_complete, stability_from_rows, stats_from_totals
 from ._tool_outputs import ToolOutputs
@@ -166,19 +168,23 @@ class HistoryStore(
             raise HistoryError(f"iteration must be an int from 1, got {number!r}")
         _require_id(record.get("output_id"), what="output_id")
         stored: dict[str, Any] = scrub_values(record)
-        row = (
-            loop_id,
-            number,
-            stored["output_id"],
-            judged_score(stored),
-            int(judged_passed(stored)),
-            int(stored.get("judge_error") is not None),
-            int(is_complete(stored)),
-            time.time(),
-            _dumps(pack_usage(stored)),
-        )
+        stored.pop(SEAL_FIELD, None)  # a seal is this store's to give
         with self._write() as conn:
-            self._require_loop(conn, loop_id)
+            loop = self._require_loop(conn, loop_id)
+            sealed = seal(stored, str(loop["task"]))  # the loop's task is what was asked
+            if sealed is not None:
+                stored[SEAL_FIELD] = sealed
+            row = (
+                loop_id,
+                number,
+                stored["output_id"],
+                judged_score(stored),
+                int(judged_passed(stored)),
+                int(stored.get("judge_error") is not None),
+                int(is_complete(stored)),
+                time.time(),
+                _dumps(pack_usage(stored)),
+            )
             try:
                 conn.execute("INSERT INTO iterations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             except sqlite3.IntegrityError as exc:
@@ -228,30 +234,43 @@ class HistoryStore(
         with self._read() as conn:
             loop = self._require_loop(conn, loop_id)
             rows = conn.execute(
-                "SELECT record_json, recorded_at FROM iterations WHERE loop_id = ?"
+                "SELECT iteration, record_json, recorded_at FROM iterations WHERE loop_id = ?"
                 " ORDER BY iteration",
                 (loop_id,),
             ).fetchall()
-        records = [(_load(r["record_json"]), float(r["recorded_at"])) for r in rows]
+        records = [
+            (record, float(r["recorded_at"]))
+            for r in rows
+            if (record := _load(r["record_json"], f"loop {loop_id}, round {r['iteration']}"))
+            is not None
+        ]
         return history_json(dict(loop), records, _status(loop))
 
-    def iterations(self, loop_id: str) -> list[dict[str, Any]]:
-        """Every stored iteration record of the loop, in iteration order."""
+    def iterations(self, loop_id: str, *, seals: bool = False) -> list[dict[str, Any]]:
+        """Every stored iteration record of the loop, in iteration order (with each
+        record's ``seal``, :mod:`._seal`, only when ``seals``)."""
         with self._read() as conn:
             self._require_loop(conn, loop_id)
             rows = conn.execute(
-                "SELECT record_json FROM iterations WHERE loop_id = ? ORDER BY iteration",
+                "SELECT iteration, record_json FROM iterations WHERE loop_id = ?"
+                " ORDER BY iteration",
                 (loop_id,),
             ).fetchall()
-        return [_load(r["record_json"]) for r in rows]
+        out = []
+        for r in rows:  # a damaged round is left out, named in a HistoryWarning
+            record = _load(r["record_json"], f"loop {loop_id}, round {r['iteration']}", seals)
+            if record is not None:
+                out.append(record)
+        return out
 
     def loop_settings(self, loop_id: str) -> dict[str, Any]:
         """The scrubbed ``rubric`` and ``config`` the loop was started with."""
         with self._read() as conn:
             loop = self._require_loop(conn, loop_id)
+        where = f"loop {loop_id}"
         return {
-            "rubric": json.loads(loop["rubric_json"]),
-            "config": json.loads(loop["config_json"]),
+            "rubric": read_settings(loop["rubric_json"], "rubric", where),
+            "config": read_settings(loop["config_json"], "settings", where),
         }
 
     def list_loops(self, limit: int = 20, offset: int = 0) -> list[LoopSummary]:
@@ -422,6 +441,10 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def _load(record_json: str) -> dict[str, Any]:
-    record: dict[str, Any] = json.loads(record_json)
+def _load(record_json: str, where: str, seals: bool = False) -> dict[str, Any] | None:
+    record = read_record(record_json, where)
+    if record is None:
+        return None
+    if not seals:
+        record.pop(SEAL_FIELD, None)
     return unpack_usage(record)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import ConfigError, GradeloopError, JudgeError, JudgeRequiredError
+from ..errors._redact import scrub_chain
 from ..grading._calls import judge_calls
 from ..grading._drivers import adrive, drive
 from ..grading._grade import CriterionResult, run_checks, start_plan
@@ -194,8 +195,10 @@ def _judge_failures() -> Iterator[None]:
     except JudgeError:
         raise
     except GradeloopError as exc:
+        scrub_chain(exc)  # chained below: it may quote a key
         raise JudgeError(f"the judge failed: {exc}", reason="api_error") from exc
     except Exception as exc:
+        scrub_chain(exc)
         raise JudgeError(
             f"the judge raised {type(exc).__name__}: {exc}", reason="api_error"
         ) from exc

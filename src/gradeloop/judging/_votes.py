@@ -8,7 +8,11 @@ Rules (docs/judging.md explains why):
   tie is not met. A scored key's score is the median (rounded down) of the scores on
   the winning side, so it agrees with the decision;
 * ``policy="median"``: a scored key takes the median of all its scores, rounded down,
-  and is met when that reaches the threshold; pass/fail keys go by majority as above;
+  and is met when that reaches the threshold; pass/fail keys go by majority as above.
+  With an even number of scores the median lies between the two middle ones: when one
+  of them reaches the threshold and the other does not, the median rests on a split
+  (as many judges pass the key as fail it) and fails closed, like a tie, its score
+  the median of the failing side;
 * fewer votes than the quorum: the key is not met, whatever the votes say;
 * ``agreement`` is the share of votes that match the decision (1.0 when all agree).
 
@@ -27,7 +31,7 @@ from pydantic import Field
 
 from ..grading._issue_keys import is_about
 from ..grading._rubric import Criterion
-from ..grading._samples import KeySamples, SampledVerdict
+from ..grading._samples import KeySamples, SampledVerdict, median_decision
 from ..grading._verdict import Verdict
 
 __all__ = ["JuryVerdict", "KeyDecision", "Policy", "decide_key", "jury_verdict", "member_value"]
@@ -67,11 +71,9 @@ def decide_key(c: Criterion, values: Sequence[Value], policy: Policy, quorum: in
         return KeyDecision(False, None, 0.0, f"no judge answered (quorum {quorum})")
     votes = [_met(c, v) for v in values]
     yes = sum(votes)
+    score: float | None
     if c.scale == "score" and policy == "median":
-        median = float(math.floor(statistics.median(float(v) for v in values)))
-        score: float | None = median
-        met = median >= c.pass_threshold
-        note = None
+        met, score, note = _median(c, [float(v) for v in values])
     else:
         met = yes * 2 > n
         note = (
@@ -86,6 +88,19 @@ def decide_key(c: Criterion, values: Sequence[Value], policy: Policy, quorum: in
         note = f"too few judges answered ({n}; the quorum is {quorum})"
         return KeyDecision(False, score, agreement, note, short=True)
     return KeyDecision(met, score, agreement, note)
+
+
+def _median(c: Criterion, values: list[float]) -> tuple[bool, float, str | None]:
+    """``policy="median"`` on a scored key: met, score and the note of a split."""
+    score, met, split = median_decision(c, values)
+    if not split:
+        return met, score, None
+    yes = sum(v >= c.pass_threshold for v in values)
+    note = (
+        f"the jury's median falls between a pass and a fail: {yes} of {len(values)} "
+        "judges' scores reach the threshold, and a split is not met"
+    )
+    return False, score, note
 
 
 class JuryVerdict(SampledVerdict):

@@ -10,12 +10,14 @@ key who filled it, whether it was met, and the score of a scored key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import HistoryError, LoopNotFoundError, TranscriptError
+from ..errors import HistoryError, HistoryWarning, LoopNotFoundError, TranscriptError
 from ..grading._transcript import Transcript
+from ..history._seal import SealState, seal_state
 from ..history._store import HistoryStore
 from ..models._fingerprint import stored_fingerprint
 
@@ -53,6 +55,9 @@ class StoredDraft:
 
     ``item_id`` is the draft's id in a grading run, or a round's output id in a loop.
     ``verdicts`` is empty when the draft has no verdict (its judge failed: ``error``).
+    ``sealed`` says whether the record still holds what was sealed when it was written
+    (``"ok"``), changed since (``"mismatch"``) or has no seal (``"missing"``): only an
+    ``"ok"`` record's answers are reused by ``regrade``.
     """
 
     source_id: str
@@ -65,6 +70,7 @@ class StoredDraft:
     error: str | None = None
     reference: str | Transcript | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    sealed: SealState = "missing"
 
     def met(self, key: str) -> bool | None:
         """Whether ``key`` was met (None: no stored answer, or not graded)."""
@@ -123,18 +129,16 @@ def stored_run(store: HistoryStore, ident: str) -> StoredRun:
     """The grading run or loop ``ident`` names, read as evidence."""
     kind, source_id = resolve_source(store, ident)
     if kind == "run":
-        data = store.grading_run(source_id)
+        data = store.grading_run(source_id, seals=True)
         rubric, config = data["rubric"], data["config"]
-        drafts = tuple(
-            _run_draft(source_id, rubric, d) for d in data["drafts"] if isinstance(d, Mapping)
-        )
+        drafts = tuple(_readable(source_id, rubric, data["drafts"]))
     else:
         settings = store.loop_settings(source_id)
         rubric, config = settings["rubric"], settings["config"]
         task = str(store.get(source_id).get("task") or "")
         drafts = tuple(
             _loop_draft(source_id, rubric, task, r)
-            for r in store.iterations(source_id)
+            for r in store.iterations(source_id, seals=True)
             if isinstance(r.get("content"), str) and not r.get("reused_from")
         )
     return StoredRun(source_id, kind, rubric, config, drafts)
@@ -229,10 +233,25 @@ def _reasoning(record: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _readable(
+    source_id: str, rubric: Mapping[str, Any], records: Sequence[Any]
+) -> Iterator[StoredDraft]:
+    """The run's drafts; one whose record cannot be read as a draft (no text, a
+    damaged transcript) is left out, named in a HistoryWarning: the rest go on."""
+    for d in records:
+        if not isinstance(d, Mapping):
+            continue
+        try:
+            yield _run_draft(source_id, rubric, d)
+        except HistoryError as exc:
+            warnings.warn(f"{exc}; it is left out", HistoryWarning, stacklevel=2)
+
+
 def _run_draft(source_id: str, rubric: Mapping[str, Any], d: Mapping[str, Any]) -> StoredDraft:
     content = d.get("content")
     if not isinstance(content, str):
-        raise HistoryError(f"grading run {source_id}: a draft record has no text")
+        name = d.get("item_id") or "?"
+        raise HistoryError(f"grading run {source_id}, draft {name}: its record has no text")
     metadata = d.get("metadata")
     reference = _stored_draft(d.get("reference"), source_id)
     error = d.get("error")
@@ -248,6 +267,7 @@ def _run_draft(source_id: str, rubric: Mapping[str, Any], d: Mapping[str, Any]) 
         error=str(error) if error else None,
         reference=reference,
         metadata=dict(metadata) if isinstance(metadata, Mapping) else {},
+        sealed=seal_state(d),
     )
 
 
@@ -276,4 +296,5 @@ def _loop_draft(
         verdicts=verdicts_of(r, rubric),
         reasoning=_reasoning(r),
         error=str(error) if error else None,
+        sealed=seal_state(r, task),
     )

@@ -10,6 +10,7 @@ results are the same, in the same order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,12 +47,18 @@ def graded(
     judge: Judge | None,
     registry: Registry | None,
     jobs: int = 1,
+    judges: Sequence[Judge] | None = None,
 ) -> Iterator[tuple[Any, Graded]]:
     """Each item with its :class:`Graded`, in input order.
 
+    ``judges``, when given, holds each item's own judge (in item order), used in place
+    of ``judge``; ``jobs`` above 1 then grades that many items at once in threads.
     Raises the :class:`JudgeError` when the judge's API fails before any draft was
     judged (see :func:`server_down`); later failures are the drafts' own.
     """
+    if judges is not None:
+        yield from _each_own_judge(list(items), judges, rubric, registry, jobs)
+        return
     if jobs > 1 and judge is not None:
         items = list(items)
         evaluations = grade_many(
@@ -69,26 +76,62 @@ def graded(
         return
     judged = 0
     for item in items:
-        with metered() as meter:
-            try:
-                ev = grade(
-                    item.draft,
-                    rubric,
-                    task=item.task,
-                    reference=getattr(item, "reference", None),
-                    metadata=getattr(item, "metadata", None),
-                    judge=judge,
-                    skip_judge=judge is None,
-                    registry=registry,
-                ).with_ids(item.output_id)
-            except JudgeError as exc:
-                if server_down(exc, judged_before=judged):
-                    raise
-                error = f"{exc.reason}: {exc}"
-                yield item, Graded(_code_only(item, rubric, registry), meter.records, error)
-                continue
-        judged += 1
-        yield item, Graded(ev, meter.records)
+        done, failure = _one(item, rubric, judge, registry)
+        if failure is not None and server_down(failure, judged_before=judged):
+            raise failure
+        judged += failure is None
+        yield item, done
+
+
+def _each_own_judge(
+    items: list[Any],
+    judges: Sequence[Judge],
+    rubric: Rubric,
+    registry: Registry | None,
+    jobs: int,
+) -> Iterator[tuple[Any, Graded]]:
+    """Each item graded by its own judge, ``jobs`` at a time, in input order."""
+    if len(judges) != len(items):
+        raise ValueError(f"{len(judges)} judges for {len(items)} items")
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [
+            pool.submit(_one, item, rubric, j, registry)
+            for item, j in zip(items, judges, strict=True)
+        ]
+        judged = 0
+        try:
+            for item, future in zip(items, futures, strict=True):
+                done, failure = future.result()
+                if failure is not None and server_down(failure, judged_before=judged):
+                    raise failure
+                judged += failure is None
+                yield item, done
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _one(
+    item: Any, rubric: Rubric, judge: Judge | None, registry: Registry | None
+) -> tuple[Graded, JudgeError | None]:
+    """One item graded, and the judge's failure if it failed (its code keys still
+    graded: the judge sides then count as skipped)."""
+    with metered() as meter:
+        try:
+            ev = grade(
+                item.draft,
+                rubric,
+                task=item.task,
+                reference=getattr(item, "reference", None),
+                metadata=getattr(item, "metadata", None),
+                judge=judge,
+                skip_judge=judge is None,
+                registry=registry,
+            ).with_ids(item.output_id)
+        except JudgeError as exc:
+            error = f"{exc.reason}: {exc}"
+            return Graded(_code_only(item, rubric, registry), meter.records, error), exc
+    return Graded(ev, meter.records), None
 
 
 def _raise_if_down(evaluations: Sequence[Evaluation]) -> None:

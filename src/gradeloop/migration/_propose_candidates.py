@@ -12,15 +12,16 @@ left to a person, and no option may be larger than :data:`MAX_OPTIONS_CHARS`.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import RubricError
 from ..grading._checks import CheckerInfo, _resolve_from_rubric
+from ..grading._regex import MAX_STEPS, backtracking_risk
 from ..grading._registry import Registry
 from ..grading._rubric import Criterion, Rubric
 from ..grading._rubric_fields import bind_checker
@@ -40,8 +41,9 @@ Origin = Literal["mined", "model", "both"]
 
 #: The largest options (as compact JSON) a model-proposed candidate may carry.
 MAX_OPTIONS_CHARS = 2000
-#: The most steps a model-proposed pattern may try at one position of a text.
-MAX_REGEX_COST = 10_000
+#: The most steps a model-proposed pattern may try at one position of a text (a
+#: rubric's own limit for patterns left to Python's ``re``).
+MAX_REGEX_COST = MAX_STEPS
 _MAX_PATTERN = 300
 _PATTERN_OPTIONS = frozenset({"pattern", "patterns", "regex", "regexes"})
 
@@ -162,68 +164,24 @@ def _patterns(options: Mapping[str, Any]) -> list[tuple[str, str]]:
 def regex_risk(pattern: str) -> str | None:
     """Why searching with ``pattern`` could take more than linear time, or None.
 
-    Python's ``re`` backtracks: an unbounded repeat (``*``, ``+``, ``{n,}``) can make
-    one search quadratic in the text, and nested repeats or backreferences
-    exponential. A pattern is accepted when every repeat is bounded and none is
-    nested in another, it has no backreference, and the steps it can try at one
-    position (repeat bounds multiplied along a sequence, branches added) stay within
-    :data:`MAX_REGEX_COST`.
+    Stricter than a rubric's own patterns (:func:`gradeloop.grading.linear_regex`,
+    which runs unbounded repeats on RE2): the rubric ``propose`` writes must load and
+    run in linear time on any install, so a proposed pattern must run so on Python's
+    ``re`` alone. It is accepted when every repeat is bounded and none is nested in
+    another, it has no backreference, and the steps it can try at one position
+    (repeat bounds multiplied along a sequence, branches added) stay within
+    :data:`MAX_REGEX_COST`: one search then takes milliseconds on a long draft.
     """
     if len(pattern) > _MAX_PATTERN:
         return f"is {len(pattern)} characters long; at most {_MAX_PATTERN}"
-    try:  # the parser of `re` itself: what it builds is what will run
-        sre = importlib.import_module("re._constants")
-        _parser = importlib.import_module("re._parser")
-    except ImportError:  # fail closed where the parser cannot be read
-        return "cannot be checked for its running time on this Python"
     try:
-        tree = _parser.parse(pattern)
-    except Exception as exc:  # re.error, RecursionError, OverflowError
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
         return f"does not compile ({exc})"
-    try:
-        cost = _cost(tree, sre, in_repeat=False)
-    except _Risky as risk:
-        return str(risk)
-    if cost > MAX_REGEX_COST:
-        return f"can try {cost:,} steps at each position of a text; at most {MAX_REGEX_COST:,}"
-    return None
-
-
-class _Risky(Exception):
-    pass
-
-
-def _cost(items: Any, sre: Any, *, in_repeat: bool) -> int:
-    total = 1
-    for op, av in items:
-        total *= _item_cost(op, av, sre, in_repeat)
-        if total > MAX_REGEX_COST:
-            return total
-    return total
-
-
-def _item_cost(op: Any, av: Any, sre: Any, in_repeat: bool) -> int:
-    repeats = (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None))
-    if op in repeats:
-        low, high, inner = av
-        if high == sre.MAXREPEAT:
-            raise _Risky("has an unbounded repeat (*, + or {n,}); bound it, e.g. {1,20}")
-        if in_repeat:
-            raise _Risky("nests a repeat inside another")
-        return max(1, int(high) - int(low) + 1) * _cost(inner, sre, in_repeat=True)
-    if op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
-        raise _Risky("uses a backreference")
-    if op == sre.BRANCH:
-        if in_repeat:
-            raise _Risky("repeats an alternation")
-        return sum(_cost(branch, sre, in_repeat=False) for branch in av[1])
-    if op == sre.SUBPATTERN:
-        return _cost(av[-1], sre, in_repeat=in_repeat)
-    if op in (sre.ASSERT, sre.ASSERT_NOT):
-        return _cost(av[1], sre, in_repeat=in_repeat)
-    if op == getattr(sre, "ATOMIC_GROUP", None):
-        return _cost(av, sre, in_repeat=in_repeat)
-    return 1
+    risk = backtracking_risk(pattern)
+    if risk is not None and "unbounded" in risk:
+        risk += "; bound it, e.g. {1,20}"
+    return risk
 
 
 def _value(v: Any) -> str:

@@ -4,22 +4,23 @@ Everything else in the file stays as the user wrote it: a TOML rubric is edited 
 tomlkit (comments, key order, quoting and blank lines kept) and gains, in the key's
 table, ``shadow = "<checker>"`` and ``shadow_options = { ... }`` (replacing a shadow
 it had); a JSON rubric keeps its keys in their order. The input rubric is never the
-output, and the new file must load as a rubric before it replaces anything (it is
-written to a temporary file in the same folder, loaded, then renamed into place).
+output, and the new file must load as a rubric - as the input loads, its plugins from
+the input's folder - before it replaces anything; it is written to load the same
+plugins from its own folder (:func:`~._rubric_write.place_rubric`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..grading._registry import Registry
-from ..grading._rubric import Rubric
+from ._rubric_write import place_rubric
 
 __all__ = ["check_target", "write_shadow"]
 
@@ -91,17 +92,14 @@ def write_shadow(
         new = _json(text, key, checker, options)
     else:
         new = _toml(text, key, checker, options)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=dst.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new)
-        written = Rubric.load(tmp, registry=registry)  # what is written must load
-        if written[key].shadow != checker:
-            raise InputError(f"{source}: criterion {key!r} was not found to write its shadow")
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        found = tomllib.loads(new) if src.suffix.lower() != ".json" else json.loads(new)
+        criteria = [c for c in found.get("criteria") or [] if isinstance(c, dict)]
+    except ValueError:
+        criteria = []
+    if not any(c.get("key") == key and c.get("shadow") == checker for c in criteria):
+        raise InputError(f"{source}: criterion {key!r} was not found to write its shadow")
+    place_rubric(source, out, new, registry=registry)
     return dst
 
 

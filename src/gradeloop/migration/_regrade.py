@@ -10,14 +10,17 @@ and to unmet, and the agreement and Cohen's kappa of the old answers with the ne
 A judge key whose prompt did not change (same description, scale, threshold,
 anchors and examples, and the same judge: provider, model, host and sampling, by the
 source's fingerprint) is not asked again: the source's stored answer is reused, at
-no cost. Only changed keys are sent to the judge, with a schema for them alone, and
-those requests go through the verdict cache, so repeating a regrade is free too.
-``reuse=False`` asks the judge about every key (with ``--no-cache``, a measure of
-the judge's own noise on fixed drafts).
+no cost - for the draft that got it (by its stored id, never by its text) and only
+when its record still matches the seal it was stored with
+(:mod:`gradeloop.history._seal`). Only changed keys are sent to the judge, with a
+schema for them alone, and those requests go through the verdict cache, so repeating a
+regrade is free too. ``reuse=False`` asks the judge about every key (with
+``--no-cache``, a measure of the judge's own noise on fixed drafts).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -160,22 +163,29 @@ def prompt_changed_keys(old: Mapping[str, Any], new: Rubric) -> set[str]:
 
 
 class _ReusingJudge:
-    """The judge, asked only about keys it cannot answer from the source's stored verdicts."""
+    """The judge for one stored draft, asked only about the keys it cannot answer from
+    that draft's own stored verdicts.
 
-    def __init__(
-        self, inner: Judge, stored: Mapping[tuple[str, str], StoredDraft], reusable: set[str]
-    ) -> None:
+    It is bound to the draft by the stored output's id (one instance per draft), never
+    found by the draft's text: two stored drafts with the same text keep their own
+    answers. A stored answer is reused only when the record's seal matches
+    (:mod:`gradeloop.history._seal`) and the judge would see exactly what it saw then.
+    """
+
+    def __init__(self, inner: Judge, stored: StoredDraft, reusable: set[str]) -> None:
         self.inner, self.stored, self.reusable = inner, stored, reusable
         self.model = getattr(inner, "model", None)
         self.reused: dict[str, int] = {}
+        self._seen = _seen(stored.task, judge_text(stored.draft))
 
     def _split(
         self, task: str, draft: str, criteria: Sequence[Criterion]
     ) -> tuple[list[Criterion], dict[str, Any]]:
-        known = self.stored.get((task, draft))
+        known = self.stored
+        trusted = known.sealed == "ok" and _seen(task, draft) == self._seen
         ask, reuse = [], {}
         for c in criteria:
-            v = known.verdicts.get(c.key) if known is not None else None
+            v = known.verdicts.get(c.key) if trusted else None
             usable = (
                 v is not None
                 and v.checked
@@ -189,14 +199,18 @@ class _ReusingJudge:
                 ask.append(c)
         return ask, reuse
 
-    def _merge(self, asked: Any, reuse: Mapping[str, Any], reasoning: str) -> Any:
+    def _merge(self, asked: Any, reuse: Mapping[str, Any]) -> Any:
         met = {k: v.met for k, (c, v) in reuse.items() if c.scale != "score"}
         scores = {k: v.score for k, (c, v) in reuse.items() if c.scale == "score"}
         for key in reuse:
             self.reused[key] = self.reused.get(key, 0) + 1
         if asked is None:
             return Verdict(
-                reasoning=reasoning, criteria_met=met, passed=True, issues=[], scores=scores
+                reasoning=_reasoning(self.stored),
+                criteria_met=met,
+                passed=True,
+                issues=[],
+                scores=scores,
             )
         if not isinstance(asked, Verdict):
             asked = Verdict.model_validate(asked)
@@ -210,7 +224,7 @@ class _ReusingJudge:
     def evaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Any:
         ask, reuse = self._split(task, draft, criteria)
         asked = self.inner.evaluate(task, draft, ask) if ask else None
-        return self._merge(asked, reuse, _reasoning(self.stored.get((task, draft))))
+        return self._merge(asked, reuse)
 
     async def aevaluate(self, task: str, draft: str, criteria: Sequence[Criterion]) -> Any:
         import asyncio
@@ -223,7 +237,7 @@ class _ReusingJudge:
                 asked = await method(task, draft, ask)
             else:
                 asked = await asyncio.to_thread(self.inner.evaluate, task, draft, ask)
-        return self._merge(asked, reuse, _reasoning(self.stored.get((task, draft))))
+        return self._merge(asked, reuse)
 
     async def aclose(self) -> None:
         """Close the async client the wrapped judge built for this event loop."""
@@ -232,8 +246,14 @@ class _ReusingJudge:
             await closer()
 
 
-def _reasoning(d: StoredDraft | None) -> str:
-    earlier = (d.reasoning or "").strip() if d is not None else ""
+def _seen(task: str, text: str) -> str:
+    """The fingerprint of what the judge is shown: the task and the draft's text."""
+    material = json.dumps([task, text], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(material).hexdigest()
+
+
+def _reasoning(d: StoredDraft) -> str:
+    earlier = (d.reasoning or "").strip()
     note = "(answers reused from the source run: these keys' prompts did not change)"
     return f"{earlier}\n{note}" if earlier else note
 
@@ -307,13 +327,16 @@ def regrade(
     reusable = set()
     if reuse and (judge is None or _same_judge(source, new_print)):
         reusable = {c.key for c in rubric.judge_criteria if c.key not in changed}
-    by_text = {(d.task, judge_text(d.draft)): d for d in source.drafts}  # as the judge sees it
-    wrapped: Any = judge
+    judges: list[_ReusingJudge] | None = None
     if rubric.judge_criteria and reusable:
-        missing = [d for d in source.drafts if any(d.met(k) is None for k in reusable)]
+        missing = [
+            d for d in source.drafts if d.sealed != "ok" or any(d.met(k) is None for k in reusable)
+        ]
         if judge is None and (missing or set(rubric.judge_keys) - reusable):
             raise InputError(_needs_judge(rubric, reusable, missing))
-        wrapped = _ReusingJudge(judge if judge is not None else _NoJudge(), by_text, reusable)
+        inner = judge if judge is not None else _NoJudge()
+        # one judge per stored draft, bound to it by its id: never a draft found by text
+        judges = [_ReusingJudge(inner, d, reusable) for d in source.drafts]
     elif rubric.judge_criteria and judge is None:
         raise InputError(_needs_judge(rubric, reusable, list(source.drafts)))
     items = [
@@ -326,7 +349,7 @@ def regrade(
     usage: Any = None
     calls = cached = 0
     for (item, done), stored in zip(
-        graded(items, rubric, judge=wrapped, registry=registry, jobs=jobs),
+        graded(items, rubric, judge=judge, registry=registry, jobs=jobs, judges=judges),
         source.drafts,
         strict=True,
     ):
@@ -343,10 +366,15 @@ def regrade(
                 item.output_id, item.draft, ev, item.task, done.error, item.reference, item.metadata
             )
         )
-    reused = wrapped.reused if isinstance(wrapped, _ReusingJudge) else {}
+    reused: dict[str, int] = {}
+    for j in judges or ():
+        for key, n in j.reused.items():
+            reused[key] = reused.get(key, 0) + n
     warnings = fingerprint_warnings(
         [(source.source_id, source.fingerprint), ("this regrade", new_print)]
     )
+    if judges is not None:
+        warnings += _unsealed(source)
     run_id = None
     if record:
         run_id = store.add_grading_run(
@@ -388,11 +416,31 @@ class _NoJudge:
         raise InputError(f"the judge keys {keys} need a judge (give --judge-model or a judge)")
 
 
+def _unsealed(source: StoredRun) -> list[str]:
+    """One line per stored draft whose answers were not reused because its record does
+    not match its seal, and one for the drafts recorded without a seal."""
+    where = f"{'grading run' if source.kind == 'run' else 'loop'} {source.source_id}"
+    lines = [
+        f"{where}, draft {d.item_id}: its stored answers do not match their seal (changed "
+        "after they were recorded, or recorded under another GRADELOOP_HOME); not reused, "
+        "the judge was asked"
+        for d in source.drafts
+        if d.verdicts and d.sealed == "mismatch"
+    ]
+    unsealed = sum(1 for d in source.drafts if d.verdicts and d.sealed == "missing")
+    if unsealed:
+        lines.append(
+            f"{where}: {unsealed} stored draft(s) carry no seal (recorded by an older "
+            "gradeloop); their answers were not reused, the judge was asked"
+        )
+    return lines
+
+
 def _needs_judge(rubric: Rubric, reusable: set[str], missing: Sequence[StoredDraft]) -> str:
     asked = [k for k in rubric.judge_keys if k not in reusable]
     why = (
         f"the judge keys {', '.join(asked)} changed or are new"
         if asked
-        else f"{len(missing)} stored draft(s) have no verdict to reuse"
+        else f"{len(missing)} stored draft(s) have no sealed verdict to reuse"
     )
     return f"regrading needs a judge: {why}; configure a model (--base-url or ANTHROPIC_API_KEY)"

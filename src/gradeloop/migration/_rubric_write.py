@@ -5,8 +5,15 @@ A TOML rubric is edited with tomlkit, which keeps comments, key order, quoting a
 blank lines: only the changed criteria's ``description`` and ``examples`` are new.
 A JSON rubric is rewritten with its own keys in their order (JSON has no comments to
 keep). The input file is never the output: a rubric is the user's source, and an
-``align`` result is a proposal to review. The new file is checked to load as a
-rubric before it is put in place, through a temporary file and an atomic rename.
+``align`` result is a proposal to review.
+
+:func:`place_rubric` (``align``'s and ``propose``'s) puts the new text in place. It is
+checked to load as a rubric *as the input does*: its ``plugins`` resolved from the
+input rubric's folder, so a ``mychecks.py`` planted in ``--out``'s folder never runs.
+It is written so that it loads the same plugins as the input from its own folder
+(relative plugin paths rewritten to point at the same files, and a plugin module that
+lives in the input's folder named by its path), through a temporary file and an
+atomic rename; a failure names ``--out``, never the temporary file.
 """
 
 from __future__ import annotations
@@ -14,15 +21,17 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RubricError
+from ..grading._plugins import is_path, resolve_spec
 from ..grading._registry import Registry
 from ..grading._rubric import Rubric
 
-__all__ = ["check_target", "write_rubric"]
+__all__ = ["check_target", "place_rubric", "write_rubric"]
 
 Change = tuple[str, Sequence[Mapping[str, Any]]]  # (description, examples)
 
@@ -90,17 +99,89 @@ def write_rubric(
     """Write ``source`` to ``out`` with each changed key's description and examples
     replaced; returns ``out``. :class:`InputError` when ``out`` is ``source``."""
     check_target(source, out)
-    src, dst = Path(source), Path(out)
+    src = Path(source)
     text = src.read_text(encoding="utf-8")
     new = _json(text, changes) if src.suffix.lower() == ".json" else _toml(text, changes)
-    folder = dst.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=folder)
+    place_rubric(source, out, new, registry=registry)
+    return Path(out)
+
+
+def place_rubric(
+    source: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    text: str,
+    *,
+    registry: Registry | None = None,
+) -> Rubric:
+    """Write ``text`` (``source`` edited) to ``out``: checked to load as ``source``
+    loads (its plugins from ``source``'s folder), written with its plugins pointing at
+    the same files from ``out``'s folder, atomically. Returns the rubric it loads as;
+    :class:`InputError` naming ``out`` when it does not load or cannot be written."""
+    src, dst = Path(source), Path(out)
+    json_format = src.suffix.lower() == ".json"
+    try:
+        data = json.loads(text) if json_format else tomllib.loads(text)
+        rubric = Rubric.from_dict(data, path=src, registry=registry)
+    except (RubricError, ValueError) as exc:
+        raise InputError(f"--out {out}: the rubric to write does not load: {exc}") from None
+    moved = _repointed(text, data, src, dst, json_format=json_format)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=dst.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write --out {out}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new)
-        Rubric.load(tmp, registry=registry)  # what is written must load
+            f.write(moved)
         os.replace(tmp, dst)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot write --out {out}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return dst
+    return rubric
+
+
+def _repointed(
+    text: str, data: Mapping[str, Any], src: Path, dst: Path, *, json_format: bool
+) -> str:
+    """``text`` with its ``plugins`` naming, from ``dst``'s folder, the files they name
+    from ``src``'s: unchanged when both are in one folder or nothing moves."""
+    plugins = data.get("plugins")
+    home, there = src.resolve().parent, dst.resolve().parent
+    if not isinstance(plugins, list) or home == there:
+        return text
+    moved = [_moved(str(spec), home, there) for spec in plugins]
+    if moved == plugins:
+        return text
+    if json_format:
+        out = json.loads(text)
+        out["plugins"] = moved
+        return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    doc["plugins"] = moved
+    return tomlkit.dumps(doc)
+
+
+def _moved(spec: str, home: Path, there: Path) -> str:
+    """``spec`` (a plugin as the rubric in ``home`` names it) as a rubric in ``there``
+    must name it to load the same file: a path made relative to ``there`` (absolute
+    across drives); a module that is a file or package in ``home`` by its path (a
+    module name is looked for in the rubric's own folder first); any other module, as
+    it is."""
+    if is_path(spec):
+        target = Path(resolve_spec(spec, home))
+    else:
+        top = home / spec.split(".")[0]
+        if not (top.with_suffix(".py").is_file() or (top / "__init__.py").is_file()):
+            return spec
+        parts = spec.split(".")
+        package = home.joinpath(*parts)
+        target = package / "__init__.py" if package.is_dir() else package.with_suffix(".py")
+    try:
+        relative = Path(os.path.relpath(target, there)).as_posix()
+    except ValueError:  # another drive: only an absolute path names it
+        return str(target)
+    return relative if relative.startswith("../") else f"./{relative}"

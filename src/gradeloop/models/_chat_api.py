@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import NotAnAnswer
+from ..errors._redact import remember_client
 from ..grading._workers import in_thread
 from ._adapter import JSON_MODE, Ask, Reading
 from ._failure import refuses_structure
@@ -39,6 +40,7 @@ class ChatCompletions:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        remember_client(client)  # its key, in whatever shape, is scrubbed from what leaves
 
     def request(self, ask: Ask, form: str) -> dict[str, Any]:
         """``chat.completions.create`` keyword arguments (``extra_body`` kept apart)."""

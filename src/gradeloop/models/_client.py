@@ -13,6 +13,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..errors._redact import remember_client
 from ._pacing import pace
 
 if TYPE_CHECKING:  # the SDK is imported when a client is built: replaying needs none
@@ -93,6 +94,7 @@ def make_client(
         settings["timeout"] = timeout
     # The pacing middleware lets grade_many slow a whole batch down on 429/529.
     client = anthropic.Anthropic(**settings, base_url=base, max_retries=retries, middleware=[pace])
+    remember_client(client)  # its key and URL password are scrubbed from all that leaves
     _BUILT.add(client)
     return client
 

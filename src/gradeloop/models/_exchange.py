@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..errors import JudgeError
+from ..errors._redact import scrub_chain
 from ._digest import request_digest
 from ._failure import describe_api_error, server_message
 from ._reply import UNREADABLE, unreadable
@@ -108,6 +109,7 @@ def exchange(judge: FlowJudge, step: _Step, trace: _Trace) -> Requests[_Answer]:
         try:
             reply = yield request
         except Exception as exc:
+            scrub_chain(exc)  # the SDK's error, chained below, may quote the key
             if adapter.api_error(exc):
                 if _refused(judge, step, form, exc, started, trace):
                     continue

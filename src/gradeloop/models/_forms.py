@@ -23,6 +23,7 @@ import weakref
 from typing import Any
 
 from ..errors import StructuredFormWarning
+from ..errors._redact import scrub_error
 
 __all__ = ["FORM_NAMES", "Form", "FormMemory"]
 
@@ -94,8 +95,11 @@ class FormMemory:
                     _BY_CLIENT[client] = nxt
         if moved:
             warnings.warn(
-                f"{server} refused {FORM_NAMES.get(refused, refused)} ({why}); gradeloop "
-                f"sends {FORM_NAMES.get(self.forms[nxt], self.forms[nxt])} to it from now on",
+                # the server's address may hold a password, its message the key
+                scrub_error(
+                    f"{server} refused {FORM_NAMES.get(refused, refused)} ({why}); gradeloop "
+                    f"sends {FORM_NAMES.get(self.forms[nxt], self.forms[nxt])} to it from now on"
+                ),
                 StructuredFormWarning,
                 stacklevel=2,
             )

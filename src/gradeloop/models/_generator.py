@@ -13,6 +13,7 @@ from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 from ..errors import NotAnAnswer
+from ..errors._redact import scrub_chain
 from ._adapter import JSON_MODE, Adapter, Ask
 from ._client import generator_model, make_client
 from ._exchange import adrive, drive
@@ -95,6 +96,7 @@ class ModelGenerator(Metered):
         try:
             reply = yield self.adapter.request(ask, JSON_MODE)
         except Exception as exc:
+            scrub_chain(exc)  # re-raised, or chained: it may quote the key
             if self.adapter.api_error(exc):
                 detail = describe_api_error(exc, api=self.adapter.api)
                 self._record("generate", self.model, started, error=detail)

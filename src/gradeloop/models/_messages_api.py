@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..errors import NotAnAnswer
+from ..errors._redact import remember_client
 from ..grading._workers import in_thread
 from ._aclient import AsyncTwin
 from ._adapter import JSON_MODE, Ask, Reading
@@ -59,6 +60,9 @@ class MessagesAPI:
         fan_out: int = 1,
     ) -> None:
         self.client = client
+        # its key, in whatever shape, is scrubbed from everything that leaves a call
+        remember_client(client)
+        remember_client(async_client)
         self.method = method
         self.twin = AsyncTwin(client, async_client, fan_out=fan_out)
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ConfigError
+from ..errors._redact import remember_client
 from ._chat_api import ChatCompletions
 from ._generator import ModelGenerator
 from ._model_judge import ModelJudge, ReplyCache, Resample, Structured, check_settings
@@ -72,7 +73,9 @@ def make_openai_client(
             "OPENAI_BASE_URL), e.g. http://localhost:8000/v1 for vLLM"
         )
     retries = openai.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
-    return openai.OpenAI(api_key=key or LOCAL_SERVER_KEY, base_url=base, max_retries=retries)
+    client = openai.OpenAI(api_key=key or LOCAL_SERVER_KEY, base_url=base, max_retries=retries)
+    remember_client(client)  # its key and URL password are scrubbed from all that leaves
+    return client
 
 
 def _model(model: str | None, *envs: str) -> str:

@@ -34,13 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..errors import JudgeError
 from ..grading._rubric import Criterion
-from ..grading._strict import WireError, strict_json
+from ..grading._strict import WireError, strict_reply
 from ..judging._choices import Choices, read_wire
 from ._exchange import settle
 from ._prompts import judge_system, tagged
 from ._steps import FlowJudge, _Answer, _judged, _Step, _Trace, prose_note, repair_step
 from ._strict_schema import strict_schema
-from ._wire import extract_json
 
 __all__ = ["PreferSpec", "prefer_spec", "prefer_system", "prefer_user", "preference"]
 
@@ -83,7 +82,7 @@ class PreferSpec:
 
     def parse_text(self, text: str) -> Choices:
         """A reply's text read strictly (duplicate keys and bad values are invalid)."""
-        return read_wire(strict_json(extract_json(text)), self.keys)
+        return read_wire(strict_reply(text), self.keys)
 
     def parse_object(self, obj: Any) -> Choices:
         """An already-parsed reply (a dict, or a client's pydantic object) read strictly."""

@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..errors._redact import scrub_error
 from ..grading._calls import install_meter
 from ..integrations import telemetry
 from ._prices import cost_usd
@@ -238,7 +239,9 @@ class Metered:
             usage=Usage.of(reply, model=model, batch=batch),
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             ok=error is None,
-            error=error,
+            # a server's message can quote the credential it refused: scrubbed before
+            # the record reaches .calls, the history or a span
+            error=None if error is None else scrub_error(error),
             cached=cached,
             batch=batch,
         )

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +31,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..grading._rubric import Criterion
-from ..grading._strict import SCORE_MAX, SCORE_MIN, WireError, strict_json, strict_verdict
+from ..grading._strict import SCORE_MAX, SCORE_MIN, WireError, strict_reply, strict_verdict
 from ..grading._verdict import Verdict
 from ._strict_schema import strict_schema
 
-__all__ = ["WireError", "WireSpec", "extract_json", "looks_like_json", "wire_spec"]
+__all__ = ["WireError", "WireSpec", "looks_like_json", "wire_spec"]
 
 # The model describes the schema sent to the judge; replies are read by
 # strict_verdict, not by this model.
@@ -71,8 +70,9 @@ class WireSpec:
         return json.dumps(self.schema, ensure_ascii=False, separators=(",", ":"))
 
     def parse_text(self, text: str) -> Verdict:
-        """Read a reply's text (a fenced or bare JSON object) strictly into a Verdict."""
-        return strict_verdict(strict_json(extract_json(text)), self.criteria)
+        """Read a reply's text (one JSON object, alone or in one code fence) strictly
+        into a Verdict (:func:`~gradeloop.grading._strict.strict_reply`)."""
+        return strict_verdict(strict_reply(text), self.criteria)
 
     def parse_object(self, obj: Any) -> Verdict:
         """Read an already-parsed value (a dict, a Verdict, a wire instance) strictly."""
@@ -146,21 +146,6 @@ def _keyed(name: str, keys: Sequence[str], type_: type, text: str) -> type[BaseM
     }
     model: type[BaseModel] = create_model(name, __config__=_CONFIG, **fields)
     return model
-
-
-_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
-
-
-def extract_json(text: str) -> str:
-    """The JSON object in ``text``: inside a ```json fence, bare, or amid prose."""
-    stripped = text.strip()
-    fenced = _FENCE.search(stripped)
-    if fenced:
-        return fenced.group(1).strip()
-    start, end = stripped.find("{"), stripped.rfind("}")
-    if start != -1 and end > start:
-        return stripped[start : end + 1]
-    return stripped
 
 
 def looks_like_json(text: str) -> bool:

@@ -10,7 +10,7 @@ cache when the judge has one, and the whole job is recorded as a grading run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +107,7 @@ def collect(
                 f"{stored.job_id}`",
                 job_id=stored.job_id,
             )
-        ids = [r.custom_id for r in requests] + [m.custom_id for m in others]
+        ids = {r.custom_id: r.part for r in requests} | {m.custom_id: m.part for m in others}
         read = _results(stored, ids, part_clients(stored, judge=judge))
         out = BatchResult(
             stored.job_id,
@@ -194,19 +194,20 @@ class _Read:
     unreadable: int = 0
 
 
-def _results(job: BatchJobRecord, ids: Sequence[str], clients: dict[int, Any]) -> _Read:
-    """Every part's results by custom id, each part through its client. An id seen
-    twice keeps neither result (which one is true cannot be known: fail closed); a
-    line that is no result is counted and skipped, so one bad line never costs the
-    others."""
-    wanted = set(ids)
+def _results(job: BatchJobRecord, ids: Mapping[str, int], clients: dict[int, Any]) -> _Read:
+    """Every part's results by custom id, each part through its client: ``ids`` maps
+    each request's custom id to its part, and a result is read only from the batch of
+    its own part (another member's server cannot answer for it: counted unmatched). An
+    id seen twice keeps neither result (which one is true cannot be known: fail
+    closed); a line that is no result is counted and skipped, so one bad line never
+    costs the others."""
     read = _Read()
     for part in job.parts:
         if part.batch_id is None:
             continue
         for entry in _entries(clients[part.part], part.batch_id, read):
             cid = entry.custom_id
-            if cid not in wanted:
+            if ids.get(cid) != part.part:
                 read.unmatched += 1
             elif cid in read.found or cid in read.duplicated:
                 read.found.pop(cid, None)

@@ -9,6 +9,7 @@ split into several batches.
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import anthropic
 
 from ...bulk._many import DraftLike, Item, as_item
 from ...errors import BatchError
+from ...errors._redact import scrub_chain, scrub_error
 from ...grading._registry import Registry
 from ...grading._rubric import Criterion, Rubric
 from ...grading._shadow import judge_request
@@ -158,7 +160,11 @@ def _plan(
         part, count, size = part + 1, 0, 0
         for position, item in enumerate(items):
             for m in group:
-                custom_id = f"{job_id}-{position}" + (f"-{m.index}" if jury else "")
+                custom_id = f"{job_id}-{position}" + (
+                    # a random part per request: no member's server can guess (and
+                    # answer for) another member's ids
+                    f"-{m.index}-{secrets.token_hex(8)}" if jury else ""
+                )
                 params, key = batch_request(m.judge, item.task, judge_text(item.draft), asked)
                 n = len(json.dumps({"custom_id": custom_id, "params": params}).encode())
                 if n > max_bytes:
@@ -213,7 +219,8 @@ def _send(
         try:
             batch = client.messages.batches.create(requests=bodies)
         except anthropic.APIError as exc:
-            detail = describe_api_error(exc)
+            scrub_chain(exc)  # chained below: it may quote the key
+            detail = scrub_error(describe_api_error(exc))
             store.set_batch_part(job_id, part, error=detail)
             store.set_batch_status(job_id, "submit_failed" if not batch_ids else "partly_submitted")
             raise BatchError(

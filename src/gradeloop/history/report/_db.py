@@ -20,6 +20,7 @@ from ...errors import HistoryError, InputError, LoopNotFoundError
 from ...history._closing import Closing
 from ...history._paths import default_history_path
 from ...history._preferences import preference_row
+from ...history._records import read_record, read_settings
 from ...history._store import loop_status_word
 from ...history._view import judged_score, unpack_usage
 
@@ -187,17 +188,23 @@ class ReadOnlyHistory(Closing):
             raise LoopNotFoundError(f"no loop {loop_id!r} in {self.path}")
         loop = dict(rows[0])
         its = self._rows(
-            "SELECT record_json FROM iterations WHERE loop_id = ? ORDER BY iteration", (loop_id,)
+            "SELECT iteration, record_json FROM iterations WHERE loop_id = ? ORDER BY iteration",
+            (loop_id,),
         )
-        records = [unpack_usage(json.loads(r[0])) for r in its]
+        where = f"loop {loop_id}"
+        records = [  # a damaged round is left out, named in a HistoryWarning
+            unpack_usage(record)
+            for r in its
+            if (record := read_record(r[1], f"{where}, round {r[0]}")) is not None
+        ]
         finished = loop["finished_at"] is not None
         return {
             "status": loop_status_word(rows[0]),
             "loop_id": loop_id,
             "started_at": float(loop["started_at"]),
             "task": loop["task"],
-            "rubric": json.loads(loop["rubric_json"]),
-            "config": json.loads(loop["config_json"]),
+            "rubric": read_settings(loop["rubric_json"], "rubric", where),
+            "config": read_settings(loop["config_json"], "settings", where),
             "finished": finished,
             "stop_reason": loop["stop_reason"] if finished else None,
             "passed": bool(loop["passed"]) if finished else False,
@@ -233,7 +240,7 @@ class ReadOnlyHistory(Closing):
         )
         out = []
         for r in rows:
-            label = str(r["rubric_name"]) or rubric_label(json.loads(r["rubric_json"]))
+            label = str(r["rubric_name"]) or _label_of(r["rubric_json"])
             out.append(
                 RunRow(
                     str(r["run_id"]),
@@ -276,18 +283,24 @@ class ReadOnlyHistory(Closing):
             raise LoopNotFoundError(f"no grading run {run_id!r} in {self.path}")
         run = dict(rows[0])
         drafts = self._rows(
-            "SELECT record_json FROM graded_drafts WHERE run_id = ? ORDER BY position", (run_id,)
+            "SELECT position, record_json FROM graded_drafts WHERE run_id = ? ORDER BY position",
+            (run_id,),
         )
-        rubric = json.loads(run["rubric_json"])
+        where = f"grading run {run_id}"
+        rubric = read_settings(run["rubric_json"], "rubric", where)
         return {
             "run_id": run_id,
             "started_at": float(run["started_at"]),
             "origin": run["origin"],
             "rubric_name": run["rubric_name"] or rubric_label(rubric),
             "rubric": rubric,
-            "config": json.loads(run["config_json"]),
+            "config": read_settings(run["config_json"], "settings", where),
             "regrade_of": run.get("regrade_of"),  # files from before schema 8 have none
-            "drafts": [json.loads(r[0]) for r in drafts],
+            "drafts": [  # a damaged draft is left out, named in a HistoryWarning
+                record
+                for r in drafts
+                if (record := read_record(r[1], f"{where}, draft {r[0] + 1}")) is not None
+            ],
         }
 
     def regrades_of(self, source_id: str) -> list[str]:
@@ -302,6 +315,16 @@ class ReadOnlyHistory(Closing):
         except sqlite3.OperationalError:  # a file from before schema 8: no regrades
             return []
         return [str(r[0]) for r in rows]
+
+
+def _label_of(rubric_json: Any) -> str:
+    """A listed run's rubric label from its stored rubric ("?" when that is damaged:
+    the list still shows the run; opening it says what is wrong)."""
+    try:
+        rubric = json.loads(rubric_json)
+    except (ValueError, TypeError, RecursionError):
+        return "?"
+    return rubric_label(rubric) if isinstance(rubric, dict) else "?"
 
 
 def rubric_label(rubric: dict[str, Any]) -> str:

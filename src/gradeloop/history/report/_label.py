@@ -7,7 +7,9 @@ score}}`` (with ``reference`` and ``metadata`` when the draft had them), in the 
 order. It is rewritten whole after every mark, through a temporary file and an
 atomic rename, so a killed session leaves the last complete file and never half of
 one. Starting again on the same file picks up where it stopped; a file that holds
-other drafts is refused rather than overwritten.
+other drafts is refused rather than overwritten. One session at a time: a session
+locks the file for its life (:mod:`._label_lock`), and a second one is refused,
+naming the first.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from ...errors import InputError
 from ...grading._transcript import Transcript
 from ...migration._evidence import StoredDraft, StoredRun
+from ._label_lock import FileLock
 
 __all__ = ["LabelKey", "LabelSession"]
 
@@ -42,12 +45,21 @@ class LabelKey:
         if value == "clear":
             return None
         if self.scale == "score":
-            if value.isdigit() and 1 <= int(value) <= 10:
-                return int(value)
+            score = whole_number(value)
+            if score is not None and 1 <= score <= 10:
+                return score
             raise InputError(f"{self.key} is scored: send a score from 1 to 10, not {value!r}")
         if value in ("met", "unmet"):
             return value == "met"
         raise InputError(f"{self.key} is pass/fail: send 'met' or 'unmet', not {value!r}")
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as a whole number written in ASCII digits (at most 9), else None:
+    ``str.isdigit`` is true of "²" and "٣", which ``int`` refuses or reads as digits."""
+    if 0 < len(text) <= 9 and text.isascii() and text.isdigit():
+        return int(text)
+    return None
 
 
 def judge_keys(rubric: Mapping[str, Any]) -> list[LabelKey]:
@@ -89,7 +101,22 @@ class LabelSession:
         self.ids = _unique_ids(self.drafts)
         self.labels: list[dict[str, bool | int]] = [{} for _ in self.drafts]
         self._lock = threading.Lock()
-        self._resume()
+        self.hold = FileLock(self.out)  # refused when another session has the file
+        try:
+            self._resume()
+        except BaseException:
+            self.hold.release()
+            raise
+
+    def close(self) -> None:
+        """End the session: another one may take the file."""
+        self.hold.release()
+
+    def __enter__(self) -> LabelSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def key(self, name: str) -> LabelKey:
         """The key called ``name``; an InputError for any other."""

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ...errors import GradeloopError, InputError
-from ._label import LabelSession
+from ._label import LabelSession, whole_number
 from ._label_pages import LABEL_CSP, LABEL_SCRIPT, index_page, item_page, progress, shown
 from ._server import HOST, LoopbackServer, _Handler, _problem
 
@@ -99,11 +99,11 @@ class _LabelHandler(_Handler):
         if urlsplit(self.path).path != "/label":
             self._json(404, {"error": f"there is nothing to post to {self.path}"})
             return
-        length = self.headers.get("Content-Length") or ""
-        if not length.isdigit() or int(length) > _MAX_BODY:
+        length = whole_number(self.headers.get("Content-Length") or "")
+        if length is None or length > _MAX_BODY:
             self._json(413, {"error": f"a mark is at most {_MAX_BODY} bytes"})
             return
-        raw = self.rfile.read(int(length)).decode("utf-8", "replace")
+        raw = self.rfile.read(length).decode("utf-8", "replace")
         fields = dict(parse_qsl(raw, keep_blank_values=True))
         if not hmac.compare_digest(fields.get("token", ""), self.server.token):
             self._json(403, {"error": "the page's token is missing or stale; reload the page"})
@@ -114,9 +114,10 @@ class _LabelHandler(_Handler):
         session = self.server.session
         item = fields.get("item", "")
         try:
-            if not item.isdigit():
+            number = whole_number(item)
+            if number is None:
                 raise InputError(f"item must be a draft number, not {item!r}")
-            index = int(item) - 1
+            index = number - 1
             key = fields.get("key", "")
             value = session.mark(index, key, fields.get("value", ""))
         except InputError as exc:
