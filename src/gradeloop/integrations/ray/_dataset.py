@@ -83,7 +83,9 @@ def grade_dataset(
     done = _written_ids(folder, id_column)
     todo = ds
     if done:
-        ref = ray.put(done)
+        import pyarrow as pa
+
+        ref = ray.put(pa.array(sorted(done), type=pa.string()))
         todo = ds.map_batches(
             _missing, fn_args=(ref, id_column), batch_format="pyarrow", zero_copy_batch=True
         )
@@ -151,12 +153,14 @@ def _count_batch(
     return {"counts": [json.dumps(counts.to_json())]}
 
 
-def _missing(table: Any, done: Any, id_column: str) -> Any:
-    """The rows whose ids are not in ``done`` (a set of written ids)."""
+def _missing(table: Any, written: Any, id_column: str) -> Any:
+    """The rows whose ids are not ``written`` (an Arrow array of ids, or its ref)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+    import ray
 
-    written = pa.array(sorted(done), type=pa.string())
+    if isinstance(written, ray.ObjectRef):
+        written = ray.get(written)
     ids = pc.cast(table.column(id_column), pa.string())
     return table.filter(pc.invert(pc.is_in(ids, value_set=written)))
 
