@@ -18,7 +18,8 @@ def main() -> None:
     address, base_url, drafts, out = sys.argv[1:5]
     ray.init(address=address, log_to_driver=False, configure_logging=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
-    rows = [json.loads(line) for line in open(drafts, encoding="utf-8")]
+    with open(drafts, encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in lines]
     ds = ray.data.from_items(rows, override_num_blocks=40)
     run = grade_dataset(
         ds, RUBRIC, out, judge=functools.partial(emulator_judge, base_url), batch_size=25

@@ -112,7 +112,9 @@ def slow_judge() -> Any:
         server.close()
 
 
-def test_the_global_limit_holds_a_rate_across_actors(ray_cluster: Any, slow_judge: Emulator) -> None:
+def test_the_global_limit_holds_a_rate_across_actors(
+    ray_cluster: Any, slow_judge: Emulator
+) -> None:
     stamps = _arrivals(slow_judge)
     limit = RateLimit(requests_per_minute=1800, name="test-rate-holds")  # 30 a second
     _grade_on_ray(
@@ -232,7 +234,9 @@ def test_merged_figures_equal_a_single_machine_run(
     assert run.figures["clusters"] == 7
     assert recorded["origin"] == "ray" and recorded["drafts"] == []  # the rows are in Parquet
     assert (summary.run_id, summary.drafts, summary.accepted) == (
-        run.run_id, 1200, sum(e.accepted for e in local)
+        run.run_id,
+        1200,
+        sum(e.accepted for e in local),
     )
     assert recorded["config"]["figures"] == json.loads(json.dumps(run.figures))
 

@@ -22,7 +22,7 @@ from typing import Any
 from ...bulk._many import grade_many
 from ...grading._grade import Evaluation, Judge
 from ...grading._rubric import Rubric
-from ...grading._transcript import Transcript
+from ...grading._transcript import Transcript, as_transcript
 from ...models._pacing import limiting
 from ._limit import RateLimit
 from ._rows import arrow_schema, empty_frame, row_of, spark_ddl
@@ -186,9 +186,13 @@ class GradeBatch:
             return None if column is None else column[i]
 
         if self.transcript_column is not None:
-            draft: Any = _transcript(columns[self.transcript_column][i], self.transcript_column)
+            column = self.transcript_column
+            draft: Any = _transcript(columns[column][i], column)
         else:
-            draft = _draft(columns[self.draft_column][i], self.draft_column)
+            column = self.draft_column
+            draft = _draft(columns[column][i], column)
+        if isinstance(draft, list):
+            draft = as_transcript(draft, what=f"column {column!r}, row {i + 1}")
         task = value("task")
         output_id = value("id")
         metadata = value("metadata")
@@ -251,7 +255,7 @@ def _rubric(rubric: Rubric | Mapping[str, Any] | str | Path) -> Rubric:
 def _build_judge(judge: JudgeLike | None) -> Judge | None:
     """The judge, built here when given as a function of no arguments."""
     if judge is None or hasattr(judge, "evaluate"):
-        return judge  # type: ignore[return-value]
+        return judge
     if callable(judge):
         built = judge()
         if not hasattr(built, "evaluate"):
@@ -259,11 +263,9 @@ def _build_judge(judge: JudgeLike | None) -> Judge | None:
                 f"GradeBatch judge=: the function returned {type(built).__name__}, "
                 "which is no judge (it has no evaluate method)"
             )
-        return built  # type: ignore[no-any-return]
-    raise TypeError(
-        f"GradeBatch judge= takes a judge or a function that builds one, not "
-        f"{type(judge).__name__}"
-    )
+        return built
+    kind = type(judge).__name__
+    raise TypeError(f"GradeBatch judge= takes a judge or a function that builds one, not {kind}")
 
 
 def _open_cache(cache: Any) -> Any:
@@ -307,10 +309,8 @@ def _draft(value: Any, column: str) -> str | list[Any]:
     listed = _listed(value)
     if isinstance(listed, list):
         return listed
-    raise TypeError(
-        f"column {column!r}: a draft is text or a list of message dicts, not "
-        f"{type(value).__name__}"
-    )
+    kind = type(value).__name__
+    raise TypeError(f"column {column!r}: a draft is text or a list of message dicts, not {kind}")
 
 
 def _transcript(value: Any, column: str) -> list[Any]:
@@ -384,8 +384,7 @@ def _length(batch: Any) -> int:
 
 def _attach(batch: Any, rows: Sequence[Mapping[str, Any]], rubric: Rubric) -> Any:
     """The batch with the added columns, in its own form."""
-    schema = arrow_schema(rubric) if not isinstance(batch, Mapping) else None
-    names = [*arrow_schema_names(rubric)]
+    names = arrow_schema_names(rubric)
     values = {name: [row.get(name) for row in rows] for name in names}
     if isinstance(batch, Mapping):
         out = dict(batch)
@@ -395,7 +394,7 @@ def _attach(batch: Any, rows: Sequence[Mapping[str, Any]], rubric: Rubric) -> An
         import pyarrow as pa
 
         out = batch
-        for field in schema:
+        for field in arrow_schema(rubric):
             if field.name in out.column_names:
                 out = out.drop_columns([field.name])
             out = out.append_column(field, pa.array(values[field.name], type=field.type))
@@ -421,7 +420,7 @@ def _as_arrays(values: Mapping[str, list[Any]], batch: Mapping[str, Any]) -> dic
 
     out: dict[str, Any] = {}
     for name, column in values.items():
-        array = np.empty(len(column), dtype=object)
+        array: Any = np.empty(len(column), dtype=object)
         array[:] = column
         if name in ("accepted", "judge_cached", "reused"):
             array = array.astype(bool)

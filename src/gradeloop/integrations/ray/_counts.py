@@ -22,7 +22,7 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
-__all__ = ["ExactSum", "GradeCounts", "Cells", "cohen_kappa", "wilson"]
+__all__ = ["Cells", "ExactSum", "GradeCounts", "cohen_kappa", "wilson"]
 
 
 @dataclass
@@ -257,7 +257,7 @@ class GradeCounts:
 
     def _rate(self, hits: int, n: int, level: float, cluster_field: str | None) -> dict[str, Any]:
         rate = hits / n if n else None
-        effective = n
+        effective = float(n)
         if cluster_field is not None and n:
             effective = self._effective_n(hits, n, cluster_field)
         return {"rate": rate, "ci": wilson(hits, n, level, effective), "n": n}
@@ -272,7 +272,8 @@ class GradeCounts:
         g = len(totals)
         if g < 2 or p in (0.0, 1.0):
             return float(n)
-        robust = g / (g - 1) * sum((m - p * t) ** 2 for m, t in totals) / n**2
+        # fsum is correctly rounded: the same figure whatever order the clusters merged in
+        robust = g / (g - 1) * math.fsum((m - p * t) ** 2 for m, t in totals) / n**2
         simple = p * (1 - p) / n
         return float(n) / max(1.0, robust / simple)
 
@@ -297,8 +298,13 @@ class GradeCounts:
             "shadows": {k: dict(c.__dict__) for k, c in self.shadows.items()},
             "labels": {k: dict(c.__dict__) for k, c in self.labels.items()},
             "clusters": self.clusters,
-            "judge": [self.judge_requests, self.judge_cached, self.input_tokens,
-                      self.output_tokens, self.cost_unknown],  # fmt: skip
+            "judge": [
+                self.judge_requests,
+                self.judge_cached,
+                self.input_tokens,
+                self.output_tokens,
+                self.cost_unknown,
+            ],
             "cost": _sum_json(self.cost),
         }
 

@@ -110,7 +110,7 @@ class RateLimit:
                 "these headers announce no rate limit (anthropic-ratelimit-*-limit or "
                 "x-ratelimit-limit-*): give the limits yourself"
             )
-        return cls(**found, **settings)
+        return cls(**{**settings, **found})
 
     @property
     def counts_tokens(self) -> bool:
@@ -261,7 +261,7 @@ class ClusterLimit:
 
         remote = ray.remote(num_cpus=0)(TokenBuckets)
         self.limit = limit
-        self.handle = remote.options(  # type: ignore[attr-defined]
+        self.handle = remote.options(
             name=limit.name,
             namespace=limit.namespace,
             get_if_exists=True,

@@ -42,7 +42,9 @@ def row_of(evaluation: Evaluation, run_id: str, *, reused: bool = False) -> dict
     same batch (an identical draft, graded once): it sent nothing and spent nothing."""
     criteria = evaluation.criteria
     usage = None if reused else evaluation.judge_usage
-    sent = 0 if reused else sum(1 for c in evaluation.judge_calls if not getattr(c, "cached", False))
+    sent = (
+        0 if reused else sum(1 for c in evaluation.judge_calls if not getattr(c, "cached", False))
+    )
     row: dict[str, Any] = {
         "accepted": evaluation.accepted,
         "criteria_met": {c.key: c.passed for c in criteria},
@@ -55,7 +57,12 @@ def row_of(evaluation: Evaluation, run_id: str, *, reused: bool = False) -> dict
         "judge_cached": evaluation.judge_cached,
         "input_tokens": 0 if usage is None else usage.total_input,
         "output_tokens": 0 if usage is None else usage.output_tokens,
-        "cost_usd": 0.0 if reused else (None if usage is None else usage.cost_usd),
+        # no call, nothing spent; a call whose price is unknown: unknown
+        "cost_usd": (
+            0.0
+            if reused or not evaluation.judge_calls
+            else (None if usage is None else usage.cost_usd)
+        ),
         "reused": reused,
         "run_id": run_id,
         "evaluation": dumps(evaluation.to_json()),
@@ -100,9 +107,7 @@ def arrow_schema(rubric: Rubric) -> Any:
         ("evaluation", pa.string()),
     ]
     if shadowed := shadow_keys(rubric):
-        side = pa.struct(
-            [("status", pa.string()), ("primary", pa.bool_()), ("shadow", pa.bool_())]
-        )
+        side = pa.struct([("status", pa.string()), ("primary", pa.bool_()), ("shadow", pa.bool_())])
         fields.append(("shadows", per_key(side, shadowed)))
     return pa.schema(fields)
 
