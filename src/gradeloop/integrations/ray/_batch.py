@@ -204,6 +204,11 @@ class GradeBatch:
             "metadata": metadata if isinstance(metadata, Mapping) else None,
         }
 
+    def __dask_tokenize__(self) -> tuple[str, str, int]:
+        """Dask names a task by hashing its function; a judge's client cannot be hashed,
+        so a grader is named by its run and itself."""
+        return ("GradeBatch", self.run_id, id(self))
+
     def arrow_schema(self) -> Any:
         """The Arrow types of the columns this adds (a ``pyarrow.Schema``)."""
         return arrow_schema(self.rubric)
