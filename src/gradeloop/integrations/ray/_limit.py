@@ -59,7 +59,7 @@ class RateLimit:
     input_tokens_per_minute: float | None = None
     output_tokens_per_minute: float | None = None
     tokens_per_minute: float | None = None
-    burst_seconds: float = 1.0
+    burst_seconds: float = 0.5
     name: str = "gradeloop-rate-limit"
     namespace: str = "gradeloop"
 
