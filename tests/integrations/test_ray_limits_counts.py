@@ -51,7 +51,7 @@ def test_no_window_gets_more_than_the_rate_and_the_burst(gaps: list[float], burs
 
 def test_tokens_are_guessed_then_settled_with_the_reply_s_usage() -> None:
     clock = Clock()
-    limit = RateLimit(input_tokens_per_minute=6000, output_tokens_per_minute=600)
+    limit = RateLimit(input_tokens_per_minute=6000, output_tokens_per_minute=600, burst_seconds=1.0)
     buckets = TokenBuckets(limit, clock)  # 100 in and 10 out a second, 1 s bursts
     assert buckets.reserve(50) == (0.0, 0)  # no reply seen: no output guessed
     buckets.settle((50, 0), (50, 20))  # 20 out spent: the output bucket owes 10
@@ -65,7 +65,7 @@ def test_tokens_are_guessed_then_settled_with_the_reply_s_usage() -> None:
 
 
 def test_a_request_counts_in_the_total_token_bucket_both_ways() -> None:
-    buckets = TokenBuckets(RateLimit(tokens_per_minute=600), Clock())  # 10 a second
+    buckets = TokenBuckets(RateLimit(tokens_per_minute=600, burst_seconds=1.0), Clock())
     assert buckets.reserve(10)[0] == 0.0
     assert buckets.reserve(10)[0] == pytest.approx(1.0)
 
