@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gradeloop.integrations.ray import GradeCounts, RateLimit, TokenBuckets, cohen_kappa, wilson
-from gradeloop.integrations.ray._counts import Cells, ExactSum
 from gradeloop.integrations.ray._limit import _usage, estimate_input
 
 
@@ -135,23 +134,29 @@ def test_usage_is_read_from_a_reply_body() -> None:
 
 
 def _row(rng: random.Random) -> dict[str, Any]:
-    keys = ("a", "b", "c")
-    status = {k: rng.choice(["met", "failed", "error", "not_checked"]) for k in keys}
-    scores = {k: rng.choice([0.0, 10.0, 7.5, 0.1, 3.3]) for k in keys}
+    """A row as GradeBatch writes it: the evaluation JSON and the judge's columns."""
+    criteria = []
+    for key in ("a", "b", "c"):
+        status = rng.choice(["met", "failed", "error", "not_checked"])
+        criteria.append({"name": key, "status": status, "passed": status == "met",
+                         "score": rng.choice([0.0, 10.0, 7.5, 0.1, 3.3])})  # fmt: skip
+    evaluation: dict[str, Any] = {
+        "criteria": criteria,
+        "passed": rng.random() < 0.4,
+        "overall_score": None if rng.random() < 0.2 else round(rng.random() * 10, 2),
+        "shadows": [{"key": "a", "primary": {"passed": rng.random() < 0.5},
+                     "shadow": {"passed": rng.choice([True, False, None])}}],
+    }  # fmt: skip
+    if rng.random() < 0.1:
+        evaluation["judge_error"] = "api_error: down"
     return {
-        "accepted": rng.random() < 0.4,
-        "criteria_met": {k: status[k] == "met" for k in keys},
-        "status": status,
-        "scores": scores,
-        "overall_score": None if rng.random() < 0.2 else rng.random() * 10,
-        "shadows": {"a": {"status": rng.choice(["ok", "failed"]),
-                          "primary": rng.random() < 0.5, "shadow": rng.random() < 0.5}},
+        "evaluation": json.dumps(evaluation),
         "judge_requests": rng.randint(0, 2),
         "judge_cached": rng.random() < 0.1,
         "input_tokens": rng.randint(0, 900),
         "output_tokens": rng.randint(0, 90),
         "cost_usd": rng.random() / 100,
-    }  # fmt: skip
+    }
 
 
 @given(st.integers(0, 2**32), st.integers(1, 80), st.integers(1, 6))
@@ -172,30 +177,50 @@ def test_shards_merge_into_exactly_one_run_s_figures(seed: int, n: int, shards: 
     assert merged.figures() == whole.figures()
 
 
+def _graded(accepted: bool, status: str, *, error: bool = False) -> dict[str, Any]:
+    criterion = {"name": "a", "status": status, "passed": status == "met",
+                 "score": 10.0 if status == "met" else 0.0}  # fmt: skip
+    evaluation: dict[str, Any] = {"criteria": [criterion], "passed": accepted,
+                                  "overall_score": None}  # fmt: skip
+    if error:
+        evaluation["judge_error"] = "invalid_reply: no JSON"
+    return {"evaluation": json.dumps(evaluation), "cost_usd": None}
+
+
 def test_the_figures_are_the_counts_rates() -> None:
     counts = GradeCounts()
-    for accepted, a in [(True, "met"), (False, "failed"), (False, "not_checked"), (True, "met")]:
-        counts.add_row({"accepted": accepted, "criteria_met": {"a": a == "met"},
-                        "status": {"a": a}, "scores": {"a": 10.0 if a == "met" else 0.0},
-                        "overall_score": None, "cost_usd": None})  # fmt: skip
+    rows = [
+        _graded(True, "met"),
+        _graded(False, "failed"),
+        _graded(False, "not_checked"),
+        _graded(True, "met"),
+        _graded(False, "error"),
+        _graded(False, "failed", error=True),
+    ]
+    for row in rows:
+        counts.add_row(row)
     figures = counts.figures()
-    assert figures["accepted"] == {"rate": 0.5, "ci": wilson(2, 4), "n": 4}
-    assert figures["keys"]["a"]["rate"] == 2 / 3 and figures["keys"]["a"]["n"] == 3
-    assert figures["keys"]["a"]["mean_score"] == pytest.approx(20 / 3)
-    assert figures["judge"]["cost_usd"] is None  # one unknown price: the sum is unknown
-    with pytest.raises(ValueError, match="level"):
+    # the failed draft (the judge never answered) is left out of every rate
+    assert (figures["drafts"], figures["failed"], figures["n"]) == (6, 1, 5)
+    assert figures["accepted"] == {"rate": 0.4, "ci": [round(x, 4) for x in wilson(2, 5)], "n": 5}
+    # a key not checked or in error has no answer
+    assert figures["keys"]["a"]["rate"] == round(2 / 3, 4) and figures["keys"]["a"]["n"] == 3
+    assert figures["keys"]["a"]["score"] == {"mean": round(20 / 3, 4), "n": 3}
+    assert figures["judge"]["cost_usd"] is None  # an unknown price: the sum is unknown
+    with pytest.raises(ValueError, match="confidence level"):
         counts.figures(level=1.5)
 
 
-def test_exact_sums_do_not_depend_on_order() -> None:
-    values = [0.1, 1e16, -1e16, 0.2, 3.3] * 5
-    forward, backward = ExactSum(), ExactSum()
-    for v in values:
-        forward.add(v)
-    for v in reversed(values):
-        backward.add(v)
-    assert forward.value() == backward.value() == pytest.approx(3.6 * 5)
-    assert sum(values) != sum(reversed(values))  # what plain float sums would do
+def test_labels_and_shadows_give_agreement_and_kappa() -> None:
+    counts = GradeCounts()
+    # 20 both met, 15 neither, 5 verdict only, 10 label only: po 0.7, pe 0.5, kappa 0.4
+    for met, label, times in [(True, True, 20), (False, False, 15), (True, False, 5),
+                              (False, True, 10)]:  # fmt: skip
+        for _ in range(times):
+            counts.add_row(_graded(met, "met" if met else "failed"), labels={"a": label})
+    figure = counts.figures()["keys"]["a"]["labels"]
+    assert figure == {"n": 50, "agreement": 0.7, "kappa": pytest.approx(0.4)}
+    assert "shadow" not in counts.figures()["keys"]["a"]
 
 
 def test_wilson_and_kappa_against_known_values() -> None:
@@ -203,9 +228,8 @@ def test_wilson_and_kappa_against_known_values() -> None:
     assert wilson(10, 10)[1] == 1.0 and wilson(0, 0) == [0.0, 1.0]
     low, high = wilson(50, 100)
     assert (low, high) == (pytest.approx(0.4038, abs=1e-4), pytest.approx(0.5962, abs=1e-4))
-    # 20 both, 5 + 10 one-sided, 15 neither: po 0.7, pe 0.5, kappa 0.4
-    assert cohen_kappa(Cells(20, 5, 10, 15)) == pytest.approx(0.4)
-    assert cohen_kappa(Cells(3, 0, 0, 0)) is None and cohen_kappa(Cells()) is None
+    assert cohen_kappa((20, 15, 5, 10)) == pytest.approx(0.4)
+    assert cohen_kappa((3, 0, 0, 0)) is None and cohen_kappa((0, 0, 0, 0)) is None
 
 
 def test_clusters_widen_the_interval() -> None:
@@ -213,8 +237,7 @@ def test_clusters_widen_the_interval() -> None:
         out = GradeCounts()
         for i in range(60):
             met = i < 30  # clusters of ten rows that all agree
-            row = {"accepted": met, "criteria_met": {"a": met}, "status": {"a": "met" if met
-                   else "failed"}, "scores": {"a": 10.0 * met}, "overall_score": None}  # fmt: skip
+            row = _graded(met, "met" if met else "failed")
             out.add_row(row, cluster=f"c{i // 10}" if clustered else None)
         return out
 

@@ -109,7 +109,7 @@ def grade_dataset(
     figures = counts.figures(level)
     if store is not None:
         _record(store, checked, run_id, counts, figures, folder, actors)
-    return DatasetRun(run_id, str(folder), counts.n - before, before, counts, figures)
+    return DatasetRun(run_id, str(folder), counts.drafts - before, before, counts, figures)
 
 
 def count_output(
@@ -137,10 +137,8 @@ def _count_batch(
     table: Any, labels_column: str | None, cluster_column: str | None
 ) -> dict[str, list[str]]:
     counts = GradeCounts()
-    names = table.column_names
-    wanted = ["accepted", "criteria_met", "scores", "status", "overall_score", "judge_requests",
-              "judge_cached", "input_tokens", "output_tokens", "cost_usd",
-              *(["shadows"] if "shadows" in names else [])]  # fmt: skip
+    wanted = ["evaluation", "judge_requests", "judge_cached", "input_tokens", "output_tokens",
+              "cost_usd"]  # fmt: skip
     rows = table.select(wanted).to_pylist()
     labels = table.column(labels_column).to_pylist() if labels_column else None
     clusters = table.column(cluster_column).to_pylist() if cluster_column else None
@@ -233,6 +231,6 @@ def _record(
         origin="ray",
         config=config,
         run_id=run_id,
-        totals=(counts.n, counts.accepted),
+        totals=(counts.drafts, counts.accepted),
         replace=True,
     )
