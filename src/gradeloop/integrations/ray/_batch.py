@@ -24,6 +24,7 @@ from ...grading._grade import Evaluation, Judge
 from ...grading._rubric import Rubric
 from ...grading._transcript import Transcript, as_transcript
 from ...models._pacing import limiting
+from ._formats import attach, cell_draft, cell_transcript, read
 from ._limit import RateLimit
 from ._rows import arrow_schema, empty_frame, row_of, spark_ddl
 
@@ -107,16 +108,14 @@ class GradeBatch:
         self.rate_limit = rate_limit
         self._limit: Any = None
         if rate_limit is not None and self.judge is not None and not skip_judge:
-            from ._limit import ClusterLimit
-
-            self._limit = ClusterLimit(rate_limit)
+            self._limit = _cluster_limit(rate_limit)
 
     def __call__(self, batch: Any) -> Any:
         """The batch with its grades (in the batch's own form)."""
-        columns, n = _read(batch, self._wanted())
+        columns, n = read(batch, self._wanted())
         items = [self._item(columns, i) for i in range(n)]
         rows = self.grade_rows(items)
-        return _attach(batch, rows, self.rubric)
+        return attach(batch, rows, self.rubric)
 
     def grade_rows(self, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """The added values of each draft (dicts with ``output_id``, ``task``,
@@ -187,10 +186,10 @@ class GradeBatch:
 
         if self.transcript_column is not None:
             column = self.transcript_column
-            draft: Any = _transcript(columns[column][i], column)
+            draft: Any = cell_transcript(columns[column][i], column)
         else:
             column = self.draft_column
-            draft = _draft(columns[column][i], column)
+            draft = cell_draft(columns[column][i], column)
         if isinstance(draft, list):
             draft = as_transcript(draft, what=f"column {column!r}, row {i + 1}")
         task = value("task")
@@ -214,9 +213,9 @@ class GradeBatch:
         return arrow_schema(self.rubric)
 
     def spark_ddl(self) -> str:
-        """The columns this adds as Spark DDL: append it to the input's schema for
-        ``mapInPandas`` (``f"{df.schema.simpleString()[7:-1]}, {grader.spark_ddl()}"``
-        reads awkwardly; see docs/scale.md for the recipe)."""
+        """The columns this adds as Spark DDL, to append to the input's schema for
+        ``mapInPandas``: ``StructType(df.schema.fields +
+        StructType.fromDDL(grader.spark_ddl()).fields)`` (docs/scale.md)."""
         return spark_ddl(self.rubric)
 
     def meta(self, like: Any) -> Any:
@@ -273,6 +272,21 @@ def _build_judge(judge: JudgeLike | None) -> Judge | None:
     raise TypeError(f"GradeBatch judge= takes a judge or a function that builds one, not {kind}")
 
 
+def _cluster_limit(rate_limit: RateLimit) -> Any:
+    """The handle every request of this grader is admitted by (a Ray actor's)."""
+    if not isinstance(rate_limit, RateLimit):
+        raise TypeError(f"rate_limit= takes a RateLimit, not {type(rate_limit).__name__}")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "rate_limit= needs Ray: the limit is held by a Ray actor (pip install 'gradeloop[ray]')"
+        ) from None
+    from ._limit import ClusterLimit
+
+    return ClusterLimit(rate_limit)
+
+
 def _open_cache(cache: Any) -> Any:
     if cache is True:
         from ...history._cache import JudgeCache
@@ -305,131 +319,3 @@ def _identity(item: Mapping[str, Any]) -> str:
 
 def _plain(value: Any) -> Any:
     return value.to_json() if isinstance(value, Transcript) else value
-
-
-def _draft(value: Any, column: str) -> str | list[Any]:
-    """A cell of the draft column: text, or a transcript's messages."""
-    if isinstance(value, str):
-        return value
-    listed = _listed(value)
-    if isinstance(listed, list):
-        return listed
-    kind = type(value).__name__
-    raise TypeError(f"column {column!r}: a draft is text or a list of message dicts, not {kind}")
-
-
-def _transcript(value: Any, column: str) -> list[Any]:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise ValueError(f"column {column!r}: a transcript is JSON text: {exc}") from None
-    listed = _listed(value)
-    if isinstance(listed, dict):  # {"messages": [...]}, as a transcript file holds
-        listed = listed.get("messages")
-    if not isinstance(listed, list):
-        raise TypeError(f"column {column!r}: a transcript is a list of messages")
-    return listed
-
-
-def _listed(value: Any) -> Any:
-    """numpy arrays (Ray's numpy batches hold list cells as arrays) as lists, deeply."""
-    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
-        value = value.tolist()
-    if isinstance(value, list | tuple):
-        return [_listed(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _listed(v) for k, v in value.items()}
-    return value
-
-
-def _read(batch: Any, wanted: Sequence[str]) -> tuple[dict[str, list[Any]], int]:
-    """The wanted columns the batch has, as lists, and its row count."""
-    names = _names(batch)
-    columns: dict[str, list[Any]] = {}
-    for name in wanted:
-        if name in names:
-            columns[name] = _column(batch, name)
-    n = _length(batch)
-    return columns, n
-
-
-def _names(batch: Any) -> list[str]:
-    if isinstance(batch, Mapping):
-        return list(batch)
-    if hasattr(batch, "column_names"):  # pyarrow.Table
-        return list(batch.column_names)
-    if hasattr(batch, "columns"):  # pandas.DataFrame
-        return [str(c) for c in batch.columns]
-    raise TypeError(
-        f"GradeBatch takes a pyarrow.Table, a pandas.DataFrame or a dict of columns, "
-        f"not {type(batch).__name__}"
-    )
-
-
-def _column(batch: Any, name: str) -> list[Any]:
-    if isinstance(batch, Mapping):
-        column = batch[name]
-        return column.tolist() if hasattr(column, "tolist") else list(column)
-    if hasattr(batch, "column_names"):
-        return list(batch.column(name).to_pylist())
-    return list(batch[name].tolist())
-
-
-def _length(batch: Any) -> int:
-    if isinstance(batch, Mapping):
-        lengths = {len(v) for v in batch.values()}
-        if len(lengths) > 1:
-            raise ValueError(f"the batch's columns differ in length: {sorted(lengths)}")
-        return lengths.pop() if lengths else 0
-    if hasattr(batch, "num_rows"):
-        return int(batch.num_rows)
-    return len(batch)
-
-
-def _attach(batch: Any, rows: Sequence[Mapping[str, Any]], rubric: Rubric) -> Any:
-    """The batch with the added columns, in its own form."""
-    names = arrow_schema_names(rubric)
-    values = {name: [row.get(name) for row in rows] for name in names}
-    if isinstance(batch, Mapping):
-        out = dict(batch)
-        out.update(_as_arrays(values, batch))
-        return out
-    if hasattr(batch, "column_names"):
-        import pyarrow as pa
-
-        out = batch
-        for field in arrow_schema(rubric):
-            if field.name in out.column_names:
-                out = out.drop_columns([field.name])
-            out = out.append_column(field, pa.array(values[field.name], type=field.type))
-        return out
-    out = batch.copy()
-    for name in names:
-        out[name] = values[name]
-    return out
-
-
-def arrow_schema_names(rubric: Rubric) -> list[str]:
-    """The added columns' names, in order."""
-    from ._rows import COLUMNS, shadow_keys
-
-    return [*COLUMNS, *(("shadows",) if shadow_keys(rubric) else ())]
-
-
-def _as_arrays(values: Mapping[str, list[Any]], batch: Mapping[str, Any]) -> dict[str, Any]:
-    """Numpy arrays when the batch's columns are (Ray's numpy batches), else lists."""
-    if not any(hasattr(v, "dtype") for v in batch.values()):
-        return dict(values)
-    import numpy as np
-
-    out: dict[str, Any] = {}
-    for name, column in values.items():
-        array: Any = np.empty(len(column), dtype=object)
-        array[:] = column
-        if name in ("accepted", "judge_cached", "reused"):
-            array = array.astype(bool)
-        elif name in ("judge_requests", "input_tokens", "output_tokens"):
-            array = array.astype(np.int64)
-        out[name] = array
-    return out
