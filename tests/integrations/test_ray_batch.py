@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -217,3 +218,23 @@ def test_a_limit_reaches_a_caller_built_client(judged: Emulator) -> None:
 
     asyncio.run(run())
     assert len(limit.admitted) == 1
+
+
+def test_a_rate_limit_needs_ray_and_says_so(
+    judged: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gradeloop.integrations.ray import RateLimit
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as where the extra is not installed
+    with pytest.raises(ImportError, match=r"pip install 'gradeloop\[ray\]'"):
+        GradeBatch(RUBRIC, judge=_judge(judged), rate_limit=RateLimit(requests_per_minute=60))
+    with pytest.raises(TypeError, match="rate_limit= takes a RateLimit"):
+        GradeBatch(RUBRIC, judge=_judge(judged), rate_limit=60)  # type: ignore[arg-type]
+
+
+def test_code_only_grading_asks_no_limiter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradeloop.integrations.ray import RateLimit
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    grader = GradeBatch(RUBRIC, skip_judge=True, rate_limit=RateLimit(requests_per_minute=60))
+    assert grader(_batch(TEXTS))["accepted"] == [False, False, False]
