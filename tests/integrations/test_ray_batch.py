@@ -238,3 +238,19 @@ def test_code_only_grading_asks_no_limiter(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(sys.modules, "ray", None)
     grader = GradeBatch(RUBRIC, skip_judge=True, rate_limit=RateLimit(requests_per_minute=60))
     assert grader(_batch(TEXTS))["accepted"] == [False, False, False]
+
+
+def test_cache_true_reuses_this_node_s_verdicts_on_a_rerun(judged: Emulator) -> None:
+    graders = [GradeBatch(RUBRIC, judge=lambda: _judge(judged), cache=True) for _ in range(2)]
+    first, again = (grader(_batch(TEXTS)) for grader in graders)
+    for grader in graders:
+        grader.close()
+    assert len(judged.bodies) == 3  # the second grader (a rerun) sent nothing
+    assert again["judge_cached"] == [True] * 3 and again["judge_requests"] == [0] * 3
+    assert again["criteria_met"] == first["criteria_met"]
+
+
+def test_without_a_cache_a_rerun_asks_again(judged: Emulator) -> None:
+    GradeBatch(RUBRIC, judge=lambda: _judge(judged))(_batch(TEXTS))
+    GradeBatch(RUBRIC, judge=lambda: _judge(judged))(_batch(TEXTS))
+    assert len(judged.bodies) == 6

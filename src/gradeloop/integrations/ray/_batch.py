@@ -103,6 +103,7 @@ class GradeBatch:
         self.skip_judge = skip_judge
         self.judge_after_code = judge_after_code
         self.cache = _open_cache(cache)
+        self._owns_cache = cache is True
         self.checker_timeout = checker_timeout
         self.run_id = run_id or _default_run_id()
         self.rate_limit = rate_limit
@@ -202,6 +203,12 @@ class GradeBatch:
             "reference": value("reference"),
             "metadata": metadata if isinstance(metadata, Mapping) else None,
         }
+
+    def close(self) -> None:
+        """Close the verdict cache this grader opened (``cache=True``); an actor's
+        closes with its process."""
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
 
     def __dask_tokenize__(self) -> tuple[str, str, int]:
         """Dask names a task by hashing its function; a judge's client cannot be hashed,
