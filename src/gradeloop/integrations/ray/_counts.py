@@ -128,7 +128,8 @@ class GradeCounts:
                 k.labels = _add(k.labels, _cell(met, label))
         for s in evaluation.get("shadows") or ():
             primary, shadow = s["primary"].get("passed"), s["shadow"].get("passed")
-            if isinstance(primary, bool) and isinstance(shadow, bool):
+            # as summarize counts them: a shadow of a key with an answer, both sides answered
+            if s["key"] in answers and isinstance(primary, bool) and isinstance(shadow, bool):
                 k = self.keys.setdefault(s["key"], KeyCounts())
                 k.shadow = _add(k.shadow, _cell(primary, shadow))
         if isinstance(evaluation.get("overall_score"), int | float):
