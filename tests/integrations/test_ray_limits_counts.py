@@ -246,3 +246,18 @@ def test_clusters_widen_the_interval() -> None:
     glow, ghigh = grouped["accepted"]["ci"]
     assert glow < low and ghigh > high and grouped["clusters"] == 6
     assert grouped["accepted"]["rate"] == plain["accepted"]["rate"] == 0.5
+
+
+def _shadowed(status: str) -> dict[str, Any]:
+    row = _graded(True, status)
+    evaluation = json.loads(row["evaluation"])
+    evaluation["shadows"] = [{"key": "a", "primary": {"passed": True}, "shadow": {"passed": False}}]
+    return {**row, "evaluation": json.dumps(evaluation)}
+
+
+def test_a_shadow_counts_only_on_a_key_with_an_answer() -> None:
+    counts = GradeCounts()
+    counts.add_row(_shadowed("error"))  # the key has no answer: neither has its shadow
+    assert counts.keys["a"].shadow == (0, 0, 0, 0)
+    counts.add_row(_shadowed("met"))
+    assert counts.keys["a"].shadow == (0, 0, 1, 0)  # primary only
