@@ -6,7 +6,8 @@ Run: ``python benchmarks/bench_ray.py [--drafts 100000] [--judged 600] [--rate 2
 
 1. **Code only.** ``--drafts`` different drafts (two code keys: sentence_len and
    code_runs) graded by ``grade_many`` in this process, then through Ray Data's
-   ``map_batches(GradeBatch)`` on 1 and on 2 actors (batches of 1,000, pyarrow). The
+   ``map_batches(GradeBatch)`` on 1 and on 2 actors (batches of ``--batch`` rows,
+   4,000 by default, pyarrow). The
    input is materialized first, and every run is timed to the last row in the object
    store (``materialize``), actor start included; the best of ``--repeat`` runs.
    Printed: drafts a second, the scaling ratio (2 actors over 1; the target is 1.7x
@@ -104,7 +105,7 @@ class TimedGradeBatch(GradeBatch):
         return out.append_column("bench_cpu", pa.array([share] * out.num_rows))
 
 
-def code_only(ray: Any, n: int, repeat: int) -> None:
+def code_only(ray: Any, n: int, repeat: int, batch: int) -> None:
     rows = drafts(n)
     best_local = min(
         _timed(lambda: grade_many([r["draft"] for r in rows], CODE)) for _ in range(repeat)
@@ -113,14 +114,14 @@ def code_only(ray: Any, n: int, repeat: int) -> None:
     small = ray.data.from_items(rows[:2000], override_num_blocks=2).materialize()
     walls, cpus, fixed = {}, {}, {}
     for actors in (1, 2):
-        runs = [_ray_code(ray, ds, actors) for _ in range(repeat)]
+        runs = [_ray_code(ray, ds, actors, batch) for _ in range(repeat)]
         walls[actors], cpus[actors] = min(runs)
         # the same pipeline on 2,000 drafts: mostly the actors' start and the job's
-        fixed[actors] = min(_ray_code(ray, small, actors)[0] for _ in range(repeat))
+        fixed[actors] = min(_ray_code(ray, small, actors, batch)[0] for _ in range(repeat))
     per = {a: walls[a] / n * 1e6 for a in walls}
     steady = {a: (n - 2000) / (walls[a] - fixed[a]) for a in walls}
     local = best_local / n * 1e6
-    print(f"code only, {n:,} drafts (load {load()}):")
+    print(f"code only, {n:,} drafts, batches of {batch:,} (load {load()}):")
     print(
         f"  grade_many, this process: {best_local:6.2f} s  {n / best_local:8,.0f}/s  "
         f"{local:6.1f} us a draft"
@@ -142,14 +143,14 @@ def code_only(ray: Any, n: int, repeat: int) -> None:
     )
 
 
-def _ray_code(ray: Any, ds: Any, actors: int) -> tuple[float, float]:
+def _ray_code(ray: Any, ds: Any, actors: int, batch: int) -> tuple[float, float]:
     """Wall seconds to the last row, and the actors' CPU seconds spent grading."""
     start = time.perf_counter()
     out = ds.map_batches(
         TimedGradeBatch,
         fn_constructor_kwargs={"rubric": CODE, "skip_judge": True, "run_id": "bench"},
         compute=ray.data.ActorPoolStrategy(size=actors),
-        batch_size=1000,
+        batch_size=batch,
         batch_format="pyarrow",
     ).materialize()
     wall = time.perf_counter() - start
@@ -245,6 +246,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=20.0)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=4000, help="rows a batch, code only")
     parser.add_argument("--only", choices=("code", "judged"), default=None)
     args = parser.parse_args()
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the cluster on loopback
@@ -261,7 +263,7 @@ def main() -> None:
     ray.data.DataContext.get_current().enable_progress_bars = False
     try:
         if args.only in (None, "code"):
-            code_only(ray, args.drafts, args.repeat)
+            code_only(ray, args.drafts, args.repeat, args.batch)
         if args.only in (None, "judged"):
             judged(ray, args.judged, args.rate, args.latency)
     finally:
