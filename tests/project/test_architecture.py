@@ -33,6 +33,7 @@ LAYERS = (
         "gradeloop.tools",
         "gradeloop.graph",
         "gradeloop.integrations.mcp_server",
+        "gradeloop.integrations.ray",
     ),
     ("gradeloop.testing", "gradeloop.cli", "gradeloop.__main__"),
 )

@@ -24,6 +24,7 @@ PACKAGES = (
     "gradeloop.history",
     "gradeloop.history.report",
     "gradeloop.integrations.mcp_server",
+    "gradeloop.integrations.ray",
     "gradeloop.integrations.telemetry",
     "gradeloop.judging",
     "gradeloop.loop",
@@ -119,6 +120,7 @@ def test_the_integrations_package_names_each_of_its_modules() -> None:
     assert integrations.__all__ == []  # its modules are the API, imported by name
     folder = Path(integrations.__file__).parent
     modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    modules += sorted(p.parent.name for p in folder.glob("*/__init__.py"))  # ray/
     assert modules, folder
     for module in modules:
         assert f"gradeloop.integrations.{module}" in (integrations.__doc__ or ""), module

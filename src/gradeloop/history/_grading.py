@@ -82,6 +82,8 @@ class GradingRecords:
         config: Mapping[str, Any] | None = None,
         run_id: str | None = None,
         regrade_of: str | None = None,
+        totals: tuple[int, int] | None = None,
+        replace: bool = False,
     ) -> str:
         """Store one grading run in one transaction; returns its id.
 
@@ -89,11 +91,17 @@ class GradingRecords:
         (``"grade"``, ``"compare"``...); ``config`` holds settings such as the
         judge model and the run's ``fingerprint`` (credentials are dropped).
         ``regrade_of`` names the grading run or loop whose drafts this run re-graded.
+        ``totals`` (drafts, accepted) records a run whose drafts are kept elsewhere (a
+        cluster's Parquet output) with no draft rows; ``replace`` overwrites a run
+        recorded under the same id (a resumed cluster run).
         """
         run_id = run_id or f"grade_{uuid.uuid4().hex[:12]}"
         rows = [_row(run_id, position, d) for position, d in enumerate(drafts)]
-        accepted = sum(row[3] for row in rows)
+        count, accepted = totals if totals is not None else (len(rows), sum(r[3] for r in rows))
         with self._write() as conn:
+            if replace:
+                conn.execute("DELETE FROM graded_drafts WHERE run_id = ?", (run_id,))
+                conn.execute("DELETE FROM grading_runs WHERE run_id = ?", (run_id,))
             try:
                 conn.execute(
                     "INSERT INTO grading_runs (run_id, started_at, origin, rubric_name,"
@@ -106,7 +114,7 @@ class GradingRecords:
                         scrub_text(rubric_name),
                         _dumps(scrub_rubric(rubric)),
                         _dumps(scrub_settings(dict(config or {}))),
-                        len(rows),
+                        count,
                         accepted,
                         regrade_of,
                     ),

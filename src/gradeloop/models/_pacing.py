@@ -24,6 +24,11 @@ client that adds it (:func:`paced`: ``client.with_options(middleware=[*client.mi
 pace])``, as the SDK documents; it shares the caller's HTTP client). Nothing here
 imports the SDK (the middleware are plain functions), so code-only grading stays free
 of it.
+
+A :class:`Limit` made active with :func:`limiting` (a rate limit shared beyond this
+process, such as :mod:`gradeloop.integrations.ray`'s) is asked by the same middleware
+before each attempt, after the pacer's pause, and told each answer: the pacing stays
+inside it.
 """
 
 from __future__ import annotations
@@ -40,13 +45,15 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
+    "Limit",
     "Pacer",
     "active_pacer",
     "apace",
     "budget_spent",
+    "limiting",
     "pace",
     "paced",
     "pacing",
@@ -232,26 +239,64 @@ def active_pacer() -> Pacer | None:
     return _ACTIVE.get()
 
 
+class Limit(Protocol):
+    """A rate limit asked before every HTTP attempt: ``admit`` returns when the
+    attempt may start (and a ticket), ``settle`` is told the answer with its ticket."""
+
+    def admit(self, request: Any) -> Any: ...
+
+    async def aadmit(self, request: Any) -> Any: ...
+
+    def settle(self, ticket: Any, response: Any) -> None: ...
+
+    async def asettle(self, ticket: Any, response: Any) -> None: ...
+
+
+_LIMIT: ContextVar[Limit | None] = ContextVar("gradeloop_limit", default=None)
+
+
+@contextmanager
+def limiting(limit: Limit) -> Iterator[Limit]:
+    """Make ``limit`` the one every request of this context (and the tasks and
+    worker threads it starts) is admitted by."""
+    token = _LIMIT.set(limit)
+    try:
+        yield limit
+    finally:
+        _LIMIT.reset(token)
+
+
 def pace(request: Any, call_next: Callable[[Any], Any]) -> Any:
     """Sync SDK middleware: wait out the active pacer's pause before each HTTP
-    attempt and report the answer's status to it. No active pacer: a pass-through."""
-    pacer = _ACTIVE.get()
-    if pacer is None:
+    attempt and report the answer's status to it; with a :class:`Limit` active, be
+    admitted by it too. Neither active: a pass-through."""
+    pacer, limit = _ACTIVE.get(), _LIMIT.get()
+    if pacer is None and limit is None:
         return call_next(request)
-    pacer.wait_blocking()
+    if pacer is not None:
+        pacer.wait_blocking()
+    ticket = limit.admit(request) if limit is not None else None
     response = call_next(request)
-    pacer.observe(response.status_code, response.headers)
+    if limit is not None:
+        limit.settle(ticket, response)
+    if pacer is not None:
+        pacer.observe(response.status_code, response.headers)
     return response
 
 
 async def apace(request: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
     """:func:`pace` for async clients."""
-    pacer = _ACTIVE.get()
-    if pacer is None:
+    pacer, limit = _ACTIVE.get(), _LIMIT.get()
+    if pacer is None and limit is None:
         return await call_next(request)
-    await pacer.wait()
+    if pacer is not None:
+        await pacer.wait()
+    ticket = await limit.aadmit(request) if limit is not None else None
     response = await call_next(request)
-    pacer.observe(response.status_code, response.headers)
+    if limit is not None:
+        await limit.asettle(ticket, response)
+    if pacer is not None:
+        pacer.observe(response.status_code, response.headers)
     return response
 
 
@@ -263,7 +308,7 @@ def paced(client: Any) -> Any:
     """``client``, or while a pacer is active and ``client`` (an SDK client a caller
     built) lacks the pacing middleware, a client derived from it that has it: the
     same settings and the same HTTP client (``with_options``), built once per client."""
-    if _ACTIVE.get() is None:
+    if _ACTIVE.get() is None and _LIMIT.get() is None:
         return client
     middleware = tuple(getattr(client, "middleware", None) or ())
     if pace in middleware or apace in middleware:

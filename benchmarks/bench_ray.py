@@ -1,0 +1,275 @@
+"""Grading on a local Ray cluster: how it scales, what it costs a draft, and whether
+the global rate limit holds against a provider that enforces it.
+
+Run: ``python benchmarks/bench_ray.py [--drafts 100000] [--judged 600] [--rate 20]``
+(where the engines are installed: ``scripts/engines``).
+
+1. **Code only.** ``--drafts`` different drafts (two code keys: sentence_len and
+   code_runs) graded by ``grade_many`` in this process, then through Ray Data's
+   ``map_batches(GradeBatch)`` on 1 and on 2 actors (batches of ``--batch`` rows,
+   4,000 by default, pyarrow). The
+   input is materialized first, and every run is timed to the last row in the object
+   store (``materialize``), actor start included; the best of ``--repeat`` runs.
+   Printed: drafts a second, the scaling ratio (2 actors over 1; the target is 1.7x
+   on a 2-core machine), the same past the start (the run of 2,000 drafts taken
+   off), the actors' own CPU spent grading (how many cores were busy grading) and
+   Ray's cost a draft over ``grade_many``'s.
+2. **Judged, with a global limit.** ``--judged`` drafts whose judge keys are answered
+   by the test suite's Messages-API emulator after 1.0 s, through 2 actors of 32
+   drafts in flight each, with ``RateLimit(requests_per_minute=60 x --rate)``. The
+   emulator enforces the same limit (a token bucket of one second's requests): a
+   request over it gets a 429. Printed: the rate achieved (requests over the span from
+   the first to the last arrival), its ratio to the limit (target >= 0.9) and the 429s
+   (target 0).
+
+The machine's load is printed before and after: other work on the two cores shows in
+every figure. Nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.emulator import Emulator, HTTPError
+
+from gradeloop import AnthropicJudge, Rubric, grade_many, make_client
+from gradeloop.integrations.ray import GradeBatch, RateLimit
+from gradeloop.testing import verdict_reply
+
+CODE = Rubric.from_dict(
+    {
+        "criteria": [
+            {
+                "key": "short",
+                "description": "No sentence over 25 words.",
+                "checker": "sentence_len",
+                "options": {"max_words": 25},
+            },
+            {
+                "key": "code_runs",
+                "description": "Every sample is valid Python.",
+                "checker": "code_runs",
+            },
+        ]
+    }
+)
+JUDGED = Rubric.from_dict(
+    {
+        "criteria": [
+            {
+                "key": "short",
+                "description": "No sentence over 25 words.",
+                "checker": "sentence_len",
+                "options": {"max_words": 25},
+            },
+            {"key": "cites", "description": "Cites a section."},
+            {"key": "polite", "description": "The tone is polite."},
+        ]
+    }
+)
+
+
+def drafts(n: int) -> list[dict[str, Any]]:
+    """``n`` different drafts of about 400 characters, one code sample each."""
+    out = []
+    for i in range(n):
+        body = " ".join(f"word{(i * 7 + j) % 101}" for j in range(12 + i % 20))
+        text = f"Draft {i}. {body}.\n\n```python\nprint({i})\n```\n\nSee section {i % 9}."
+        out.append({"id": f"d{i:06d}", "draft": text, "task": "Write a note."})
+    return out
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class TimedGradeBatch(GradeBatch):
+    """GradeBatch that also writes, on each row, its share of the CPU time its actor
+    spent on the batch (so the run's grading CPU is the column's sum)."""
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        start = time.process_time()
+        out = super().__call__(batch)
+        share = (time.process_time() - start) / max(1, out.num_rows)
+        return out.append_column("bench_cpu", pa.array([share] * out.num_rows))
+
+
+def code_only(ray: Any, n: int, repeat: int, batch: int) -> None:
+    rows = drafts(n)
+    best_local = min(
+        _timed(lambda: grade_many([r["draft"] for r in rows], CODE)) for _ in range(repeat)
+    )
+    ds = ray.data.from_items(rows, override_num_blocks=max(4, n // 1000)).materialize()
+    small = ray.data.from_items(rows[:2000], override_num_blocks=2).materialize()
+    walls, cpus, fixed = {}, {}, {}
+    for actors in (1, 2):
+        runs = [_ray_code(ray, ds, actors, batch) for _ in range(repeat)]
+        walls[actors], cpus[actors] = min(runs)
+        # the same pipeline on 2,000 drafts: mostly the actors' start and the job's
+        fixed[actors] = min(_ray_code(ray, small, actors, batch)[0] for _ in range(repeat))
+    per = {a: walls[a] / n * 1e6 for a in walls}
+    steady = {a: (n - 2000) / (walls[a] - fixed[a]) for a in walls}
+    local = best_local / n * 1e6
+    print(f"code only, {n:,} drafts, batches of {batch:,} (load {load()}):")
+    print(
+        f"  grade_many, this process: {best_local:6.2f} s  {n / best_local:8,.0f}/s  "
+        f"{local:6.1f} us a draft"
+    )
+    for a in (1, 2):
+        print(
+            f"  Ray, {a} actor{'s' if a > 1 else ' '}:           {walls[a]:6.2f} s  "
+            f"{n / walls[a]:8,.0f}/s  {per[a]:6.1f} us a draft; actors' grading CPU "
+            f"{cpus[a] / n * 1e6:5.1f} us a draft, {cpus[a] / walls[a]:.2f} cores busy"
+        )
+    print(
+        f"  scaling 2 actors / 1: {walls[1] / walls[2]:.2f}x (target >= 1.7x); past the "
+        f"start (runs of 2,000 drafts: {fixed[1]:.2f} s, {fixed[2]:.2f} s): "
+        f"{steady[1]:,.0f}/s and {steady[2]:,.0f}/s, {steady[2] / steady[1]:.2f}x"
+    )
+    print(
+        f"  Ray's cost a draft over grade_many's (1 actor): {per[1] - local:+.1f} us "
+        f"({per[1] / local:.2f}x)"
+    )
+
+
+def _ray_code(ray: Any, ds: Any, actors: int, batch: int) -> tuple[float, float]:
+    """Wall seconds to the last row, and the actors' CPU seconds spent grading."""
+    start = time.perf_counter()
+    out = ds.map_batches(
+        TimedGradeBatch,
+        fn_constructor_kwargs={"rubric": CODE, "skip_judge": True, "run_id": "bench"},
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        batch_size=batch,
+        batch_format="pyarrow",
+    ).materialize()
+    wall = time.perf_counter() - start
+    return wall, float(out.sum("bench_cpu"))
+
+
+def _timed(run: Any) -> float:
+    """Wall seconds ``run()`` takes."""
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+class LimitedEmulator(Emulator):
+    """The emulator behind a provider's limit: a token bucket of ``rate`` requests a
+    second holding one second's worth; a request over it gets a 429."""
+
+    def __init__(self, rate: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rate, self.level, self.at = rate, rate, time.monotonic()
+        self.refused = 0
+        self.arrivals: list[float] = []
+        self._bucket = threading.Lock()
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
+        now = time.monotonic()
+        with self._bucket:
+            self.level = min(self.rate, self.level + (now - self.at) * self.rate)
+            self.at = now
+            if self.level < 1:
+                self.refused += 1
+                error = HTTPError(429, "rate limited", headers={"retry-after": "1"})
+                return 429, dict(error.headers), error.body()
+            self.level -= 1
+            self.arrivals.append(now)
+        return super().answer(body)
+
+
+def verdict_for(body: dict[str, Any]) -> Any:
+    schema = (body.get("output_config") or {}).get("format", {}).get("schema", {})
+    keys = schema.get("$defs", {}).get("CriteriaMet", {}).get("required", [])
+    return verdict_reply(
+        {"reasoning": "r", "criteria_met": dict.fromkeys(keys, True), "passed": True, "issues": []}
+    )
+
+
+def emulator_judge(base_url: str) -> AnthropicJudge:
+    return AnthropicJudge(make_client(api_key="k", base_url=base_url), model="claude-haiku-4-5")
+
+
+def judged(ray: Any, n: int, rate: float, latency: float) -> None:
+    # the server's own latency sleeps run in its request threads, so 1.0 s holds
+    server = LimitedEmulator(rate, keep_alive=True, latency=latency)
+    server.responder = verdict_for
+    try:
+        limit = RateLimit(requests_per_minute=rate * 60, name="bench-ray")
+        ds = ray.data.from_items(drafts(n), override_num_blocks=8).materialize()
+        start = time.perf_counter()
+        ds.map_batches(
+            GradeBatch,
+            fn_constructor_kwargs={
+                "rubric": JUDGED,
+                "judge": functools.partial(emulator_judge, server.base_url),
+                "rate_limit": limit,
+                "concurrency": 32,
+            },
+            compute=ray.data.ActorPoolStrategy(size=2),
+            batch_size=64,
+            batch_format="pyarrow",
+        ).materialize()
+        wall = time.perf_counter() - start
+        times = sorted(server.arrivals)
+        achieved = (len(times) - 1) / (times[-1] - times[0])
+        print(
+            f"judged, {n} drafts at {latency:.1f} s latency, global limit {rate:g}/s, "
+            f"2 actors x 32 in flight (load {load()}):"
+        )
+        print(
+            f"  {len(times)} requests answered in {wall:.1f} s; achieved {achieved:.2f}/s = "
+            f"{achieved / rate:.3f} of the limit (target >= 0.9); 429s: {server.refused}"
+        )
+    finally:
+        server.close()
+        from gradeloop.integrations.ray import remove_rate_limit
+
+        remove_rate_limit("bench-ray")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--drafts", type=int, default=100_000)
+    parser.add_argument("--judged", type=int, default=600)
+    parser.add_argument("--rate", type=float, default=20.0)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=4000, help="rows a batch, code only")
+    parser.add_argument("--only", choices=("code", "judged"), default=None)
+    args = parser.parse_args()
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the cluster on loopback
+    import ray
+
+    print(f"load before: {load()}")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+        configure_logging=False,
+    )
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    try:
+        if args.only in (None, "code"):
+            code_only(ray, args.drafts, args.repeat, args.batch)
+        if args.only in (None, "judged"):
+            judged(ray, args.judged, args.rate, args.latency)
+    finally:
+        ray.shutdown()
+    print(f"load after: {load()}")
+
+
+if __name__ == "__main__":
+    main()
