@@ -4,48 +4,17 @@ Install the extra (``pip install 'gradeloop[otel]'``, the OpenTelemetry API) and
 configure a tracer provider in your application, as for any instrumented library;
 gradeloop then emits:
 
-=====================  ==============================================================
-span                   attributes
-=====================  ==============================================================
-``gradeloop.loop``     ``gradeloop.loop.id``, ``.max_rounds``, ``.stop_reason``,
-                       ``.passed``, ``.rounds``, ``gradeloop.output_id`` (the returned
-                       draft), ``gradeloop.overall_score``
-``gradeloop.round``    ``gradeloop.loop.id``, ``gradeloop.round``,
-                       ``gradeloop.output_id``, ``gradeloop.overall_score``,
-                       ``gradeloop.accepted``, ``gradeloop.failed_keys``; an error
-                       status when the judge failed on the draft
-``chat {model}``       one per model request (generate, judge, the judge's repair),
-                       with the GenAI semantic conventions: ``gen_ai.operation.name``,
-                       ``gen_ai.system`` / ``gen_ai.provider.name``,
-                       ``gen_ai.request.model``, ``gen_ai.request.max_tokens``,
-                       ``gen_ai.response.model``, ``gen_ai.response.id``,
-                       ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens``,
-                       ``gen_ai.usage.output_tokens`` (and the cache read / creation
-                       counts); plus ``gradeloop.call.kind``, ``gradeloop.cached``, the
-                       loop id and round when inside a loop; an error status and
-                       ``error.type`` when the call failed
-``gradeloop.grade``    one grading of one draft: ``gradeloop.rubric.keys``,
-                       ``gradeloop.accepted``, ``gradeloop.overall_score``,
-                       ``gradeloop.failed_keys``, ``gradeloop.judge_called``
-``gradeloop.check``    one checker on one draft: ``gradeloop.checker``,
-                       ``gradeloop.check.passed``, ``gradeloop.check.score``,
-                       ``gradeloop.check.issues``; a checker that raised is an error
-``gradeloop.summary``  a run's figures (``gradeloop summarize``, ``grade --drafts``):
-                       ``gradeloop.run.id``, ``gradeloop.drafts``, and one
-                       ``gen_ai.evaluation.result`` event per figure (the accepted
-                       rate, the overall score, each key's met rate) with
-                       ``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.value``,
-                       ``gen_ai.evaluation.score.ci.lower``, ``.ci.upper``,
-                       ``.ci.level`` and ``gradeloop.evaluation.n``
-=====================  ==============================================================
+``gradeloop.loop`` and ``gradeloop.round`` spans, a ``chat {model}`` span per model
+request with the GenAI semantic conventions (``gen_ai.*``), ``gradeloop.grade`` per
+grading, ``gradeloop.check`` per checker, and ``gradeloop.summary`` for a run's
+figures with their intervals (``gen_ai.evaluation.score.ci.*``); docs/telemetry.md
+lists every attribute.
 
 Rounds nest in their loop, and gradings, checkers and model calls in the round (or
 whatever span is current when they run). Exceptions are recorded on the span they
-leave. Without the extra nothing here imports OpenTelemetry and the decorators
-return the very functions they decorate: no cost at all. With the extra but no
-tracer provider configured, each hook costs one check. Tests (or an application
-that does not want a global provider) can hand one in with
-:func:`use_tracer_provider`.
+leave. Without the extra nothing here imports OpenTelemetry and the decorators return
+the very functions they decorate; with it but no tracer provider, each hook costs one
+check. A provider can also be handed in with :func:`use_tracer_provider`.
 """
 
 from __future__ import annotations
