@@ -3,9 +3,11 @@
 Every batch of rollouts rewarded is a :class:`RewardStep`: how many rollouts, how many
 distinct ones were graded, how many rewards are None because the judge could not
 answer, the mean of the others, the wall time, and the watch's figures when the step
-was audited. TRL gets them through its ``log_metric`` callback (averaged per logging
-step beside its own metrics); with a tracer provider set, each step is a
-``gradeloop.reward.step`` span carrying them as attributes.
+was audited, with their confidence intervals. TRL gets them through its ``log_metric``
+callback (averaged per logging step beside its own metrics); with a tracer provider set,
+each step is a ``gradeloop.reward.step`` span carrying them as attributes, an interval
+as ``<figure>.ci.lower`` / ``.ci.upper`` with ``gradeloop.reward.audit.ci.level`` (after
+the GenAI conventions' ``gen_ai.evaluation.score.ci.*``, as :mod:`gradeloop.stats` does).
 """
 
 from __future__ import annotations
@@ -37,23 +39,28 @@ class RewardStep:
     audit: WatchStep | None = None
 
     def metrics(self) -> dict[str, float]:
-        """The figures as TRL metrics (names under ``gradeloop/``)."""
+        """The figures as TRL metrics (names under ``gradeloop/``); an interval's ends
+        as ``<figure>_ci_low`` and ``<figure>_ci_high``."""
         out = {
             "gradeloop/unanswered": float(self.unanswered),
             "gradeloop/unique_fraction": self.unique / self.rollouts if self.rollouts else 0.0,
         }
         a = self.audit
         if a is not None:
-            for name, value in (
-                ("train_reward", a.train_reward),
-                ("audit_reward", a.audit_reward),
-                ("gap", a.gap),
-            ):
+            figures = [
+                ("gradeloop/audit/train_reward", a.train_reward, None),
+                ("gradeloop/audit/audit_reward", a.audit_reward, None),
+                ("gradeloop/audit/gap", a.gap, a.gap_ci),
+            ]
+            figures += [
+                (f"gradeloop/audit/agreement/{key}", rate, a.agreement_ci(key))
+                for key, rate in a.agreement.items()
+            ]
+            for name, value, ci in figures:
                 if value is not None:
-                    out[f"gradeloop/audit/{name}"] = value
-            for key, rate in a.agreement.items():
-                if rate is not None:
-                    out[f"gradeloop/audit/agreement/{key}"] = rate
+                    out[name] = value
+                if ci is not None:
+                    out[f"{name}_ci_low"], out[f"{name}_ci_high"] = ci
         return out
 
     def attributes(self) -> dict[str, Any]:
@@ -76,11 +83,19 @@ class RewardStep:
                     "gradeloop.reward.audit.trend": a.trend,
                     "gradeloop.reward.audit.widening": a.widening,
                     "gradeloop.reward.audit.run_id": a.run_id,
+                    "gradeloop.reward.audit.ci.level": a.level,
                 }
             )
+            out.update(_ci("gradeloop.reward.audit.gap", a.gap_ci))
             for key, rate in a.agreement.items():
                 out[f"gradeloop.reward.audit.agreement.{key}"] = rate
+                out.update(_ci(f"gradeloop.reward.audit.agreement.{key}", a.agreement_ci(key)))
         return {k: v for k, v in out.items() if v is not None}
+
+
+def _ci(name: str, ci: list[float] | None) -> dict[str, float]:
+    """An interval's ends as ``name.ci.lower`` / ``name.ci.upper`` (none without one)."""
+    return {} if ci is None else {f"{name}.ci.lower": ci[0], f"{name}.ci.upper": ci[1]}
 
 
 @contextlib.contextmanager
