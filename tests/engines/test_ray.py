@@ -15,9 +15,16 @@ from typing import Any
 import pytest
 
 from gradeloop import HistoryStore, grade_many
-from gradeloop.integrations.ray import GradeBatch, GradeCounts, RateLimit, grade_dataset
+from gradeloop.integrations.ray import (
+    GradeBatch,
+    GradeCounts,
+    RateLimit,
+    count_output,
+    grade_dataset,
+)
 from gradeloop.integrations.ray._rows import row_of
 from gradeloop.migration import DraftItem
+from gradeloop.stats import GradedRow, summarize
 from tests.engines.conftest import ROOT
 from tests.engines.helpers import RUBRIC, drafts, emulator_judge, verdict_for
 from tests.support.emulator import Emulator
@@ -223,16 +230,28 @@ def test_merged_figures_equal_a_single_machine_run(
         recorded = store.grading_run(run.run_id)
         (summary,) = store.list_grading_runs()
     local = grade_many(_items(rows), RUBRIC, judge=emulator_judge(judged.base_url))
-    single = GradeCounts()
-    for row, evaluation in zip(rows, local, strict=True):
-        single.add_row(row_of(evaluation, "x"), labels=row["labels"], cluster=row["source"])
+    single = GradeCounts.of(
+        [{**row, **row_of(evaluation, "x")} for row, evaluation in zip(rows, local, strict=True)],
+        cluster_column="source",
+        labels_column="labels",
+    )
     assert run.counts == single
     assert run.figures == single.figures()
+    # the figures are gradeloop.stats' of the same drafts graded on one machine
+    graded = [GradedRow.from_evaluation(e, metadata={"source": r["source"]})
+              for r, e in zip(rows, local, strict=True)]  # fmt: skip
+    expected = summarize(graded, cluster="source").to_json()
+    expected.pop("variance", None)  # needs the rows (no key here has samples anyway)
+    stats_part = {k: v for k, v in run.figures.items() if k != "judge"}
+    stats_part["keys"] = {
+        k: {n: v for n, v in f.items() if n != "labels"} for k, f in stats_part["keys"].items()
+    }
+    assert stats_part == expected
     assert run.figures["n"] == 1200 and run.graded == 1200 and run.skipped == 0
     assert run.figures["accepted"]["rate"] == round(sum(e.accepted for e in local) / 1200, 4)
     assert [k for k, f in run.figures["keys"].items() if "shadow" in f] == ["short"]
     assert {k for k, f in run.figures["keys"].items() if "labels" in f} == {"cites", "polite"}
-    assert run.figures["clusters"] == 7
+    assert run.figures["cluster"] == "source" and run.figures["accepted"]["clusters"] == 7
     assert recorded["origin"] == "ray" and recorded["drafts"] == []  # the rows are in Parquet
     assert (summary.run_id, summary.drafts, summary.accepted) == (
         run.run_id,
@@ -240,6 +259,22 @@ def test_merged_figures_equal_a_single_machine_run(
         sum(e.accepted for e in local),
     )
     assert recorded["config"]["figures"] == json.loads(json.dumps(run.figures))
+
+
+def test_a_figures_column_the_dataset_lacks_is_refused_before_grading(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    rows = drafts(20)
+    out = tmp_path / "graded"
+    with pytest.raises(ValueError, match="cluster_column='sorce' is not a column of the dataset"):
+        grade_dataset(_dataset(ray_cluster, rows, 2), RUBRIC, out, skip_judge=True,
+                      cluster_column="sorce")  # fmt: skip
+    assert not list(out.rglob("*.parquet"))  # nothing graded
+    run = grade_dataset(_dataset(ray_cluster, rows, 2), RUBRIC, out, skip_judge=True,
+                        cluster_column="source", labels_column="labels")  # fmt: skip
+    assert run.graded == 20 and run.figures["cluster"] == "source"
+    with pytest.raises(ValueError, match="labels_column='label' is not a column of"):
+        count_output(out, labels_column="label")
 
 
 def test_an_output_of_another_rubric_is_refused(ray_cluster: Any, tmp_path: Path) -> None:

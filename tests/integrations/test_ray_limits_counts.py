@@ -1,5 +1,6 @@
 """The cluster's pieces that need no cluster: the token buckets' arithmetic, RateLimit's
-checks and provider headers, and GradeCounts merging exactly into one run's figures."""
+checks and provider headers, and GradeCounts merging exactly into one run's figures
+(gradeloop.stats.summarize's, clustered or not)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop.integrations.ray import GradeCounts, RateLimit, TokenBuckets, cohen_kappa, wilson
+from gradeloop.errors import InputError
+from gradeloop.integrations.ray import GradeCounts, RateLimit, TokenBuckets
 from gradeloop.integrations.ray._limit import _usage, estimate_input
+from gradeloop.stats import GradedRow, RunTally, kappa_interval, summarize, wilson
 
 
 class Clock:
@@ -133,14 +136,19 @@ def test_usage_is_read_from_a_reply_body() -> None:
     assert _usage(b"not json") is None and _usage(b'{"usage": 3}') is None
 
 
-def _row(rng: random.Random) -> dict[str, Any]:
-    """A row as GradeBatch writes it: the evaluation JSON and the judge's columns."""
+def _row(rng: random.Random, i: int) -> dict[str, Any]:
+    """A row as GradeBatch writes it (the evaluation JSON and the judge's columns)
+    beside the input's id, cluster and labels columns."""
     criteria = []
     for key in ("a", "b", "c"):
         status = rng.choice(["met", "failed", "error", "not_checked"])
-        criteria.append({"name": key, "status": status, "passed": status == "met",
-                         "score": rng.choice([0.0, 10.0, 7.5, 0.1, 3.3])})  # fmt: skip
+        criterion = {"name": key, "status": status, "passed": status == "met",
+                     "score": rng.choice([0.0, 10.0, 7.5, 0.1, 3.3])}  # fmt: skip
+        if key == "c" and rng.random() < 0.7:  # the judge's repeated samples
+            criterion["samples"] = [rng.random() < 0.6 for _ in range(rng.randint(1, 3))]
+        criteria.append(criterion)
     evaluation: dict[str, Any] = {
+        "output_id": f"d{i}",
         "criteria": criteria,
         "passed": rng.random() < 0.4,
         "overall_score": None if rng.random() < 0.2 else round(rng.random() * 10, 2),
@@ -150,6 +158,9 @@ def _row(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.1:
         evaluation["judge_error"] = "api_error: down"
     return {
+        "id": f"d{i}",
+        "source": rng.choice(["s0", "s1", "s2", "s3", 4]),  # any JSON value is a cluster
+        "labels": {"b": rng.random() < 0.5, "c": rng.choice([True, False, None])},
         "evaluation": json.dumps(evaluation),
         "judge_requests": rng.randint(0, 2),
         "judge_cached": rng.random() < 0.1,
@@ -159,22 +170,62 @@ def _row(rng: random.Random) -> dict[str, Any]:
     }
 
 
-@given(st.integers(0, 2**32), st.integers(1, 80), st.integers(1, 6))
-def test_shards_merge_into_exactly_one_run_s_figures(seed: int, n: int, shards: int) -> None:
+def _one_machine(rows: list[dict[str, Any]]) -> list[GradedRow]:
+    """The same drafts as one machine reads them: `grade --drafts --json` lines."""
+    return [
+        GradedRow.from_json(
+            {**json.loads(r["evaluation"]), "id": r["id"], "metadata": {"source": r["source"]}}
+        )
+        for r in rows
+    ]
+
+
+@given(st.integers(0, 2**32), st.integers(1, 80), st.integers(1, 6), st.booleans())
+def test_merged_shards_give_exactly_summarize_of_all_rows(
+    seed: int, n: int, shards: int, clustered: bool
+) -> None:
     rng = random.Random(seed)
-    rows = [(_row(rng), {"b": rng.random() < 0.5}, f"c{rng.randint(0, 4)}") for _ in range(n)]
-    whole = GradeCounts()
-    for row, labels, cluster in rows:
-        whole.add_row(row, labels=labels, cluster=cluster)
-    rng.shuffle(rows)  # shards see the rows in any order
-    parts = [GradeCounts() for _ in range(shards)]
-    for i, (row, labels, cluster) in enumerate(rows):
-        parts[i % shards].add_row(row, labels=labels, cluster=cluster)
-    # shard counts travel as JSON
-    merged = GradeCounts.merged(GradeCounts.from_json(json.loads(json.dumps(p.to_json())))
-                                for p in reversed(parts))  # fmt: skip
+    rows = [_row(rng, i) for i in range(n)]
+    cluster = "source" if clustered else None
+    expected = summarize(_one_machine(rows), cluster=cluster).to_json()
+    expected.pop("variance", None)  # the judge / generator / item split needs the rows
+    shuffled = rows[:]
+    rng.shuffle(shuffled)  # shards see the rows in any order, split anywhere
+    cuts = sorted(rng.randint(0, n) for _ in range(shards - 1))
+    parts = [shuffled[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+    counted = [GradeCounts.of(p, cluster_column=cluster, labels_column="labels") for p in parts]
+    # shard counts travel as JSON, and merge in any order
+    merged = GradeCounts.merged(
+        (GradeCounts.from_json(json.loads(json.dumps(c.to_json()))) for c in reversed(counted)),
+        cluster_column=cluster,
+    )
+    whole = GradeCounts.of(rows, cluster_column=cluster, labels_column="labels")
     assert merged == whole
-    assert merged.figures() == whole.figures()
+    assert merged.tally == RunTally.of(_one_machine(rows), cluster=cluster)
+    figures = merged.figures()
+    assert {k: v for k, v in figures.items() if k != "judge"} == _with_labels(expected, whole)
+    assert figures == whole.figures()
+    assert figures["judge"]["requests"] == sum(r["judge_requests"] for r in rows)
+
+
+def _with_labels(expected: dict[str, Any], counts: GradeCounts) -> dict[str, Any]:
+    for key, (both, neither, verdict_only, label_only) in counts.labels.items():
+        expected["keys"][key]["labels"] = {
+            "agreement": wilson(both + neither, sum(counts.labels[key])).to_json(),
+            "kappa": kappa_interval(both, neither, verdict_only, label_only).to_json("kappa"),
+        }
+    return expected
+
+
+def test_clustered_figures_are_summarize_s_cluster_robust_ones() -> None:
+    # the counts' own design effect gave another interval here before they were a RunTally
+    rows = [_graded(i < 30, "met" if i < 30 else "failed") for i in range(60)]
+    for i, row in enumerate(rows):
+        row["id"], row["source"] = f"d{i}", f"c{i // 10}"  # clusters of ten that agree
+    figures = GradeCounts.of(rows, cluster_column="source").figures()
+    expected = summarize(_one_machine(rows), cluster="source").to_json()
+    assert figures["accepted"] == expected["accepted"]
+    assert figures["accepted"]["clusters"] == 6 and figures["cluster"] == "source"
 
 
 def _graded(accepted: bool, status: str, *, error: bool = False) -> dict[str, Any]:
@@ -188,7 +239,6 @@ def _graded(accepted: bool, status: str, *, error: bool = False) -> dict[str, An
 
 
 def test_the_figures_are_the_counts_rates() -> None:
-    counts = GradeCounts()
     rows = [
         _graded(True, "met"),
         _graded(False, "failed"),
@@ -197,55 +247,34 @@ def test_the_figures_are_the_counts_rates() -> None:
         _graded(False, "error"),
         _graded(False, "failed", error=True),
     ]
-    for row in rows:
-        counts.add_row(row)
+    counts = GradeCounts.of(rows)
     figures = counts.figures()
     # the failed draft (the judge never answered) is left out of every rate
     assert (figures["drafts"], figures["failed"], figures["n"]) == (6, 1, 5)
-    assert figures["accepted"] == {"rate": 0.4, "ci": [round(x, 4) for x in wilson(2, 5)], "n": 5}
+    assert figures["accepted"] == {"rate": 0.4, "ci": wilson(2, 5).to_json()["ci"], "n": 5}
     # a key not checked or in error has no answer
     assert figures["keys"]["a"]["rate"] == round(2 / 3, 4) and figures["keys"]["a"]["n"] == 3
-    assert figures["keys"]["a"]["score"] == {"mean": round(20 / 3, 4), "n": 3}
     assert figures["judge"]["cost_usd"] is None  # an unknown price: the sum is unknown
     with pytest.raises(ValueError, match="confidence level"):
         counts.figures(level=1.5)
 
 
-def test_labels_and_shadows_give_agreement_and_kappa() -> None:
-    counts = GradeCounts()
+def test_labels_give_agreement_and_kappa_with_intervals() -> None:
     # 20 both met, 15 neither, 5 verdict only, 10 label only: po 0.7, pe 0.5, kappa 0.4
-    for met, label, times in [(True, True, 20), (False, False, 15), (True, False, 5),
-                              (False, True, 10)]:  # fmt: skip
-        for _ in range(times):
-            counts.add_row(_graded(met, "met" if met else "failed"), labels={"a": label})
+    rows = [{**_graded(met, "met" if met else "failed"), "labels": {"a": label}}
+            for met, label, times in [(True, True, 20), (False, False, 15), (True, False, 5),
+                                      (False, True, 10)]
+            for _ in range(times)]  # fmt: skip
+    rows.append({**_graded(True, "met", error=True), "labels": {"a": False}})  # failed: no cell
+    rows.append({**_graded(True, "error"), "labels": {"a": False}})  # no answer: no cell
+    counts = GradeCounts.of(rows, labels_column="labels")
+    assert counts.labels == {"a": (20, 15, 5, 10)}
     figure = counts.figures()["keys"]["a"]["labels"]
-    assert figure == {"n": 50, "agreement": 0.7, "kappa": pytest.approx(0.4)}
+    assert figure["agreement"] == {"rate": 0.7, "ci": wilson(35, 50).to_json()["ci"], "n": 50}
+    assert figure["kappa"]["kappa"] == pytest.approx(0.4)
+    assert figure["kappa"] == kappa_interval(20, 15, 5, 10).to_json("kappa")
     assert "shadow" not in counts.figures()["keys"]["a"]
-
-
-def test_wilson_and_kappa_against_known_values() -> None:
-    assert wilson(0, 10) == [0.0, pytest.approx(0.27753279986288915)]
-    assert wilson(10, 10)[1] == 1.0 and wilson(0, 0) == [0.0, 1.0]
-    low, high = wilson(50, 100)
-    assert (low, high) == (pytest.approx(0.4038, abs=1e-4), pytest.approx(0.5962, abs=1e-4))
-    assert cohen_kappa((20, 15, 5, 10)) == pytest.approx(0.4)
-    assert cohen_kappa((3, 0, 0, 0)) is None and cohen_kappa((0, 0, 0, 0)) is None
-
-
-def test_clusters_widen_the_interval() -> None:
-    def counts(clustered: bool) -> GradeCounts:
-        out = GradeCounts()
-        for i in range(60):
-            met = i < 30  # clusters of ten rows that all agree
-            row = _graded(met, "met" if met else "failed")
-            out.add_row(row, cluster=f"c{i // 10}" if clustered else None)
-        return out
-
-    plain, grouped = counts(False).figures(), counts(True).figures()
-    low, high = plain["accepted"]["ci"]
-    glow, ghigh = grouped["accepted"]["ci"]
-    assert glow < low and ghigh > high and grouped["clusters"] == 6
-    assert grouped["accepted"]["rate"] == plain["accepted"]["rate"] == 0.5
+    assert "labels" not in GradeCounts.of(rows).figures()["keys"]["a"]  # no labels column
 
 
 def _shadowed(status: str) -> dict[str, Any]:
@@ -256,8 +285,23 @@ def _shadowed(status: str) -> dict[str, Any]:
 
 
 def test_a_shadow_counts_only_on_a_key_with_an_answer() -> None:
-    counts = GradeCounts()
-    counts.add_row(_shadowed("error"))  # the key has no answer: neither has its shadow
-    assert counts.keys["a"].shadow == (0, 0, 0, 0)
-    counts.add_row(_shadowed("met"))
-    assert counts.keys["a"].shadow == (0, 0, 1, 0)  # primary only
+    # the key has no answer: neither has its shadow
+    assert GradeCounts.of([_shadowed("error")]).tally.keys["a"].shadow == (0, 0, 0, 0)
+    counts = GradeCounts.of([_shadowed("error"), _shadowed("met")])
+    assert counts.tally.keys["a"].shadow == (0, 0, 1, 0)  # primary only
+
+
+def test_a_row_without_a_cluster_value_is_refused_naming_the_column() -> None:
+    rows = [{**_graded(True, "met"), "id": "d1", "source": "s1"}]
+    assert GradeCounts.of(rows, cluster_column="source").tally.clusters.keys() == {"s1"}
+    rows.append({**_graded(True, "met"), "id": "d2", "source": None})
+    with pytest.raises(InputError, match="row d2: no value in the cluster column 'source'"):
+        GradeCounts.of(rows, cluster_column="source")
+
+
+def test_shards_clustered_by_different_columns_do_not_merge() -> None:
+    rows = [{**_graded(True, "met"), "source": "s1", "task": "t"}]
+    by_source = GradeCounts.of(rows, cluster_column="source")
+    assert GradeCounts.merged([by_source, by_source], cluster_column="source").drafts == 2
+    with pytest.raises(ValueError, match="cannot merge tallies clustered by"):
+        by_source + GradeCounts.of(rows, cluster_column="task")

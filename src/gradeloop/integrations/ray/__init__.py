@@ -22,14 +22,17 @@ grades are the ones ``grade_many`` gives that draft::
     )
 
 :func:`grade_dataset` runs the whole job from the driver: resumable Parquet output
-keyed by draft id, merged figures (:class:`GradeCounts`) and one history record.
-:class:`RateLimit` is one token bucket (a named Ray actor) on requests and tokens per
-minute that every actor's judge requests are admitted by. Ray is imported only when
-a Ray feature is used; docs/scale.md has the Spark and Dask recipes.
+keyed by draft id, merged figures (:class:`GradeCounts`: a
+:class:`gradeloop.stats.RunTally` a shard, so the figures are
+:func:`gradeloop.stats.summarize`'s, exactly as one machine gets them) and one
+history record. :class:`RateLimit` is one token bucket (a named Ray actor) on
+requests and tokens per minute that every actor's judge requests are admitted by.
+Ray is imported only when a Ray feature is used; docs/scale.md has the Spark and
+Dask recipes.
 """
 
 from ._batch import GradeBatch
-from ._counts import GradeCounts, cohen_kappa, wilson
+from ._counts import GradeCounts
 from ._dataset import DatasetRun, count_output, grade_dataset
 from ._limit import RateLimit, TokenBuckets, remove_rate_limit
 
@@ -39,9 +42,7 @@ __all__ = [
     "GradeCounts",
     "RateLimit",
     "TokenBuckets",
-    "cohen_kappa",
     "count_output",
     "grade_dataset",
     "remove_rate_limit",
-    "wilson",
 ]

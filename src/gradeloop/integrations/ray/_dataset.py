@@ -3,8 +3,9 @@
 The driver's part of a cluster run: it leaves out the drafts already written by an
 earlier (killed) run of the same output, grades the rest with :class:`GradeBatch` on
 an actor pool, writes them with Ray Data's own Parquet writer, counts every written
-row in parallel (:class:`GradeCounts`, merged on the driver) and records one grading
-run in the history with the merged figures: one SQLite writer, the driver.
+row in parallel (:class:`GradeCounts`, a :class:`~gradeloop.stats.RunTally` a shard,
+merged on the driver into :func:`~gradeloop.stats.summarize`'s figures) and records
+one grading run in the history with the merged figures: one SQLite writer, the driver.
 """
 
 from __future__ import annotations
@@ -73,11 +74,15 @@ def grade_dataset(
     import ray
 
     checked = _rubric(rubric)
-    if id_column not in ds.schema().names:
+    names = ds.schema().names
+    if id_column not in names:
         raise ValueError(
             f"grade_dataset needs an id column: the dataset has no {id_column!r} "
             "(name yours with id_column=)"
         )
+    for option, column in (("labels_column", labels_column), ("cluster_column", cluster_column)):
+        if column is not None and column not in names:
+            raise ValueError(f"grade_dataset: {option}={column!r} is not a column of the dataset")
     folder = Path(output)
     run_id = _manifest(folder, checked, grading.pop("run_id", None))
     done = _written_ids(folder, id_column)
@@ -105,7 +110,9 @@ def grade_dataset(
     )
     before = len(done)
     graded.write_parquet(str(folder))
-    counts = count_output(folder, labels_column=labels_column, cluster_column=cluster_column)
+    counts = count_output(
+        folder, labels_column=labels_column, cluster_column=cluster_column, id_column=id_column
+    )
     figures = counts.figures(level)
     if store is not None:
         _record(store, checked, run_id, counts, figures, folder, actors)
@@ -113,41 +120,40 @@ def grade_dataset(
 
 
 def count_output(
-    output: str | Path, *, labels_column: str | None = None, cluster_column: str | None = None
+    output: str | Path,
+    *,
+    labels_column: str | None = None,
+    cluster_column: str | None = None,
+    id_column: str = "id",
 ) -> GradeCounts:
     """The merged counts of every graded row under ``output`` (counted in parallel
     by Ray tasks, one shard per block, merged here)."""
+    import pyarrow.parquet as pq
     import ray
 
     files = _good_files(Path(output))
     if not files:
-        return GradeCounts()
+        return GradeCounts.merged([], cluster_column=cluster_column)
+    names = pq.read_schema(files[0]).names
+    for option, column in (("labels_column", labels_column), ("cluster_column", cluster_column)):
+        if column is not None and column not in names:
+            raise ValueError(f"count_output: {option}={column!r} is not a column of {output}")
+    columns = {"labels_column": labels_column, "cluster_column": cluster_column,
+               "id_column": id_column}  # fmt: skip
     shards = ray.data.read_parquet([str(f) for f in files]).map_batches(
-        _count_batch,
-        fn_kwargs={"labels_column": labels_column, "cluster_column": cluster_column},
-        batch_format="pyarrow",
-        batch_size=None,
+        _count_batch, fn_kwargs=columns, batch_format="pyarrow", batch_size=None
     )
     return GradeCounts.merged(
-        GradeCounts.from_json(json.loads(row["counts"])) for row in shards.take_all()
+        (GradeCounts.from_json(json.loads(row["counts"])) for row in shards.take_all()),
+        cluster_column=cluster_column,
     )
 
 
-def _count_batch(
-    table: Any, labels_column: str | None, cluster_column: str | None
-) -> dict[str, list[str]]:
-    counts = GradeCounts()
+def _count_batch(table: Any, **columns: str | None) -> dict[str, list[str]]:
     wanted = ["evaluation", "judge_requests", "judge_cached", "input_tokens", "output_tokens",
-              "cost_usd"]  # fmt: skip
-    rows = table.select(wanted).to_pylist()
-    labels = table.column(labels_column).to_pylist() if labels_column else None
-    clusters = table.column(cluster_column).to_pylist() if cluster_column else None
-    for i, row in enumerate(rows):
-        counts.add_row(
-            row,
-            labels=labels[i] if labels is not None else None,
-            cluster=clusters[i] if clusters is not None else None,
-        )
+              "cost_usd", *(c for c in columns.values() if c)]  # fmt: skip
+    rows = table.select([c for c in dict.fromkeys(wanted) if c in table.column_names])
+    counts = GradeCounts.of(rows.to_pylist(), **columns)  # type: ignore[arg-type]
     return {"counts": [json.dumps(counts.to_json())]}
 
 
