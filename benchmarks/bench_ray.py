@@ -249,6 +249,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=4000, help="rows a batch, code only")
     parser.add_argument("--only", choices=("code", "judged"), default=None)
     args = parser.parse_args()
+    if args.judged < 2 and args.only != "code":
+        parser.error("--judged needs at least 2 drafts for a rate (or give --only code)")
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the cluster on loopback
     import ray
 
