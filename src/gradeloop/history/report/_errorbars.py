@@ -9,7 +9,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...stats import GradedRow, Interval, summarize
-from ._html import Safe, el, join
+from ._html import Safe, el, join, svg_image
 
 __all__ = ["rates_svg"]
 
@@ -68,15 +68,11 @@ def rates_svg(drafts: Sequence[Mapping[str, Any]], level: float = 0.95) -> Safe:
         el("text", f"{t * 100:.0f} %", x=f"{_x(t):.1f}", y=_TOP - 8, text_anchor="middle")
         for t in (0.0, 0.5, 1.0)
     ]  # fmt: skip
-    return el(
-        "svg",
-        el("title", f"rates with {level * 100:g} % confidence intervals"),
+    return svg_image(
+        f"rates with {level * 100:g} % confidence intervals",
         join(axis),
         join(_row(i, name, interval) for i, (name, interval) in enumerate(figures)),
-        xmlns="http://www.w3.org/2000/svg",
-        viewBox=f"0 0 {_W} {height}",
         width=_W,
         height=height,
         class_="plot rates",
-        role="img",
     )

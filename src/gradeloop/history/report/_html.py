@@ -59,6 +59,22 @@ def el(tag: str, *children: object, **attrs: object) -> Safe:
     return Safe(f"{opening}{join(children)}</{tag}>")
 
 
+def svg_image(title: str, *layers: object, width: int, height: int, class_: str) -> Safe:
+    """An inline SVG picture of ``width`` x ``height``, its ``title`` read by screen
+    readers (``role="img"``), drawing ``layers`` in order."""
+    return el(
+        "svg",
+        el("title", title),
+        *layers,
+        xmlns="http://www.w3.org/2000/svg",
+        viewBox=f"0 0 {width} {height}",
+        width=width,
+        height=height,
+        class_=class_,
+        role="img",
+    )
+
+
 def when(ts: float | None) -> str:
     """A local date and time, minutes precision."""
     if ts is None:

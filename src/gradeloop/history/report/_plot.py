@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ._html import Safe, el, join
+from ._html import Safe, el, join, svg_image
 
 __all__ = ["PALETTE", "Series", "trajectory_svg"]
 
@@ -155,15 +155,5 @@ def trajectory_svg(
             el("span", el("span", class_="swatch", style=f"background:{colors[s.name]}"), s.name)
         )
     layers.append(_series(Series("overall", overall), "#24292f", n, overall=True))
-    svg = el(
-        "svg",
-        el("title", "score trajectory"),
-        join(layers),
-        xmlns="http://www.w3.org/2000/svg",
-        viewBox=f"0 0 {_W} {_H}",
-        width=_W,
-        height=_H,
-        class_="plot",
-        role="img",
-    )
+    svg = svg_image("score trajectory", join(layers), width=_W, height=_H, class_="plot")
     return join([svg, el("div", join(legend), class_="legend")])

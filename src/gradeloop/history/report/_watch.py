@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._html import Safe, el, join
+from ._html import Safe, el, join, svg_image
 from ._plot import PALETTE
 
 __all__ = ["AUDIT_ORIGIN", "watch_section"]
@@ -95,17 +95,8 @@ def _chart(steps: Sequence[Mapping[str, Any]], low: float) -> Safe:
     layers = _axes(steps, low)
     for field, label, color in _SERIES:
         layers.append(_line(steps, field, label, color, low))
-    return el(
-        "svg",
-        el("title", "training reward and audit reward over steps"),
-        join(layers),
-        xmlns="http://www.w3.org/2000/svg",
-        viewBox=f"0 0 {_W} {_H}",
-        width=_W,
-        height=_H,
-        class_="plot watch-plot",
-        role="img",
-    )
+    title = "training reward and audit reward over steps"
+    return svg_image(title, join(layers), width=_W, height=_H, class_="plot watch-plot")
 
 
 def _line(
@@ -166,17 +157,8 @@ def _gap_chart(steps: Sequence[Mapping[str, Any]]) -> Safe:
     caption = f"gap: training minus audit, {level} % interval"
     layers.append(el("text", caption, x=_LEFT, y=_H - 4))
     layers += [_gap_step(i, len(steps), s, m) for i, s in enumerate(steps)]
-    return el(
-        "svg",
-        el("title", "the gap (training minus audit reward) over steps, with its interval"),
-        join(layers),
-        xmlns="http://www.w3.org/2000/svg",
-        viewBox=f"0 0 {_W} {_H}",
-        width=_W,
-        height=_H,
-        class_="plot watch-gap",
-        role="img",
-    )
+    title = "the gap (training minus audit reward) over steps, with its interval"
+    return svg_image(title, join(layers), width=_W, height=_H, class_="plot watch-gap")
 
 
 def _gap_step(i: int, n: int, step: Mapping[str, Any], m: float) -> Safe:
