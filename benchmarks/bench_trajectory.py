@@ -124,10 +124,11 @@ def best(fn: Callable[[], Any], repeat: int) -> float:
 def checkers(t: Transcript, reference: Transcript, r: Rubric) -> list[bool]:
     """The five checker functions, called directly with the transcript's context."""
     context = make_context("", reference, None, t)
-    return [
-        CHECKERS[c.checker](t.final_text, **c.options, context=context).passed  # type: ignore[index]
-        for c in r
-    ]
+    out = []
+    for c in r:
+        said = CHECKERS[c.checker](t.final_text, **c.options, context=context)  # type: ignore[index]
+        out.append(said if isinstance(said, bool) else said.passed)  # True, or a CheckResult
+    return out
 
 
 def subjects(calls: int, drafts: int, wrong_every: int = 7) -> dict[str, Callable[[], Any]]:

@@ -2,7 +2,9 @@
 
 Each reads the draft's transcript from its context (``context.transcript``); a text
 draft, which has none, fails with "the draft has no tool calls"
-(:func:`._read.no_transcript`). Each names the calls at fault in one-line issues.
+(:func:`._read.no_transcript`). Each returns ``True`` when the draft passes (a bare
+answer: grading builds nothing to read it) and names the calls at fault in one-line
+issues of a ``CheckResult`` when it does not.
 They are called once per draft and key, so each reads the context itself rather
 than through a wrapper (a wrapper's extra call and re-packed options cost about
 as much as the cheaper checks themselves).
@@ -82,7 +84,7 @@ def tool_called(
         Count | None, Field(validate_default=True), not_below("min"), AfterValidator(_some_limit)
     ] = None,
     context: CheckContext | None = None,
-) -> CheckResult:
+) -> CheckResult | bool:
     """The agent called tool ``name`` at least ``min`` times (default 1) and at most ``max``."""
     transcript = context.transcript if context is not None else None
     if transcript is None:
@@ -99,7 +101,7 @@ def tool_called(
         where = ", ".join(map(str, at[:10])) + (", ..." if made > 10 else "")
         issue = f"{name!r} was called {_times(made)} (messages {where})"
         return CheckResult(False, [f"{issue}; at most {max} allowed"])
-    return CheckResult(True)
+    return True
 
 
 def tool_not_called(
@@ -108,7 +110,7 @@ def tool_not_called(
     *,
     names: Annotated[tuple[NonEmpty, ...], Field(min_length=1)],
     context: CheckContext | None = None,
-) -> CheckResult:
+) -> CheckResult | bool:
     """The agent called none of the tools in ``names``."""
     transcript = context.transcript if context is not None else None
     if transcript is None:
@@ -119,7 +121,7 @@ def tool_not_called(
         if c.name in forbidden:
             issues.append(f"forbidden tool {c.name!r} was called: {call_text(c)}")
     if not issues:
-        return CheckResult(True)
+        return True
     return CheckResult(False, listed(issues, "more forbidden calls"))
 
 
@@ -131,7 +133,7 @@ def tool_sequence(
     args: ArgsMode = "exact",
     expected: Annotated[Sequence[ExpectedCall] | None, AfterValidator(_something_expected)] = None,
     context: CheckContext | None = None,
-) -> CheckResult:
+) -> CheckResult | bool:
     """The agent's tool calls match the expected ones (``expected``, else the reference
     transcript's): ``strict`` the same calls in order, ``unordered`` the same calls,
     ``subset`` only expected calls, ``superset`` every expected call."""
@@ -142,7 +144,9 @@ def tool_sequence(
     if isinstance(wants, str):
         return CheckResult(False, [wants])
     outcome = MODES[mode](transcript.calls, wants, args)
-    return CheckResult(outcome.passed, outcome.issues, outcome.score)
+    if outcome.passed:  # every call paired: no issues, score 10 (what a bare True reads as)
+        return True
+    return CheckResult(False, outcome.issues, outcome.score)
 
 
 def tool_args_match(
@@ -153,7 +157,7 @@ def tool_args_match(
     args: JsonObject,
     match: Match = "exact",
     context: CheckContext | None = None,
-) -> CheckResult:
+) -> CheckResult | bool:
     """A call of tool ``name`` has exactly ``args`` (``match="subset"``: at least
     ``args``, nested objects compared the same way)."""
     transcript = context.transcript if context is not None else None
@@ -164,7 +168,7 @@ def tool_args_match(
     for c in transcript.calls:
         if c.name == name:
             if fits(args, c.args):
-                return CheckResult(True)
+                return True
             made.append(c)
     if not made:
         return CheckResult(False, [f"{name!r} was never called"])
@@ -186,7 +190,7 @@ def step_count(
         one_of_required(("min", "max")),
     ] = None,
     context: CheckContext | None = None,
-) -> CheckResult:
+) -> CheckResult | bool:
     """The agent took at least ``min`` and at most ``max`` steps (assistant messages)."""
     transcript = context.transcript if context is not None else None
     if transcript is None:
@@ -196,7 +200,7 @@ def step_count(
         return CheckResult(False, [f"the agent took {_steps(steps)}; it needs at least {min}"])
     if max is not None and steps > max:
         return CheckResult(False, [f"the agent took {_steps(steps)}; at most {max} allowed"])
-    return CheckResult(True)
+    return True
 
 
 def _times(n: int) -> str:

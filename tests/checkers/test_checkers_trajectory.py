@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradeloop import Rubric, RubricError, Transcript, grade
+from gradeloop import CheckResult, Rubric, RubricError, Transcript, grade
 from gradeloop.grading import CheckContext, ToolCall
 from gradeloop.grading._context import make_context
 from gradeloop_checkers.trajectory import (
@@ -60,6 +60,15 @@ def ctx(t: Transcript | None, reference: Any = None) -> CheckContext:
     return make_context("task", reference, None, t)
 
 
+def ok(said: CheckResult | bool) -> bool:
+    """Whether a trajectory checker passed the draft: a pass is the bare ``True``, a
+    failure a ``CheckResult(False, issues)`` (anything else breaks the contract)."""
+    if said is True:
+        return True
+    assert isinstance(said, CheckResult) and said.passed is False and said.issues, said
+    return False
+
+
 def load(checker: str, options: dict[str, Any]) -> Rubric:
     return Rubric.from_dict(
         {"criteria": [{"key": "k", "description": "d", "checker": checker, "options": options}]}
@@ -92,7 +101,7 @@ def test_on_a_text_draft_every_trajectory_checker_fails_saying_there_are_no_call
         result = fn("I refunded order A1.", **OPTIONS[name], context=context)
         assert (result.passed, result.issues) == (False, [NO_CALLS])
     passing = fn("ignored", **OPTIONS[name], context=ctx(SUPPORT))  # the twin: it can pass
-    assert passing.passed, passing.issues
+    assert ok(passing), passing
 
 
 @pytest.mark.parametrize("name", sorted(CHECKERS))
@@ -109,13 +118,13 @@ def test_through_grade_a_text_draft_fails_and_a_transcript_passes(name: str) -> 
 
 def test_tool_called_counts_calls_between_min_and_max() -> None:
     c = ctx(agent(("search", {}), ("search", {}), ("buy", {})))
-    assert tool_called("", name="search", context=c).passed
-    assert tool_called("", name="search", min=2, max=2, context=c).passed
+    assert ok(tool_called("", name="search", context=c))
+    assert ok(tool_called("", name="search", min=2, max=2, context=c))
     never = tool_called("", name="refund", context=c)
     assert never.issues == ["'refund' was called never; call it at least once"]
     too_many = tool_called("", name="search", max=1, context=c)
     assert too_many.issues == ["'search' was called 2 times (messages 1, 3); at most 1 allowed"]
-    assert not tool_called("", name="search", min=3, context=c).passed
+    assert not ok(tool_called("", name="search", min=3, context=c))
 
 
 def test_tool_not_called_names_each_forbidden_call() -> None:
@@ -124,18 +133,18 @@ def test_tool_not_called_names_each_forbidden_call() -> None:
     assert result.issues == [
         "forbidden tool 'delete_account' was called: delete_account({\"user\":7}) (message 3)"
     ]
-    assert tool_not_called("", names=("drop",), context=c).passed
+    assert ok(tool_not_called("", names=("drop",), context=c))
 
 
 def test_tool_args_match_exact_and_subset_with_nested_values() -> None:
     c = ctx(SUPPORT)
     exact = {"id": "A1", "amount": 20, "reason": {"code": "late", "note": "sorry"}}
-    assert tool_args_match("", name="refund", args=exact, context=c).passed
-    assert not tool_args_match("", name="refund", args={"id": "A1"}, context=c).passed
+    assert ok(tool_args_match("", name="refund", args=exact, context=c))
+    assert not ok(tool_args_match("", name="refund", args={"id": "A1"}, context=c))
     nested = {"id": "A1", "reason": {"code": "late"}}
-    assert tool_args_match("", name="refund", args=nested, match="subset", context=c).passed
+    assert ok(tool_args_match("", name="refund", args=nested, match="subset", context=c))
     wrong = tool_args_match("", name="refund", args={"amount": 200}, match="subset", context=c)
-    assert not wrong.passed
+    assert not ok(wrong)
     assert wrong.issues[0].startswith(
         "no call of 'refund' has these arguments (and maybe more): {\"amount\":200}; its calls: "
         'refund({"id":"A1","amount":20,'
@@ -147,12 +156,12 @@ def test_tool_args_match_exact_and_subset_with_nested_values() -> None:
 
 def test_step_count_counts_assistant_messages() -> None:
     c = ctx(SUPPORT)  # two calling messages and the final answer
-    assert step_count("", max=3, context=c).passed
-    assert step_count("", min=3, max=3, context=c).passed
+    assert ok(step_count("", max=3, context=c))
+    assert ok(step_count("", min=3, max=3, context=c))
     assert step_count("", max=2, context=c).issues == [
         "the agent took 3 steps (assistant messages); at most 2 allowed"
     ]
-    assert not step_count("", min=4, context=c).passed
+    assert not ok(step_count("", min=4, context=c))
 
 
 # -- tool_sequence -----------------------------------------------------------------------
@@ -166,7 +175,7 @@ def seq(t: Transcript, expected: Any = None, reference: Any = None, **options: A
 
 
 def test_strict_wants_the_same_calls_in_the_same_order() -> None:
-    assert seq(SUPPORT, [LOOKUP, REFUND], args="superset").passed
+    assert ok(seq(SUPPORT, [LOOKUP, REFUND], args="superset"))
     swapped = seq(SUPPORT, [REFUND, LOOKUP], args="superset")
     assert swapped.issues == [
         'call 1 is lookup_order({"id":"A1"}) (message 1); expected refund({"id":"A1"})'
@@ -188,10 +197,10 @@ def test_strict_lets_parallel_calls_come_in_any_order_but_not_across_messages() 
         {"name": "weather", "args": {"city": "SF"}},
         {"name": "weather", "args": {"city": "London"}},
     )
-    assert seq(parallel, [london, sf]).passed
+    assert ok(seq(parallel, [london, sf]))
     apart = agent(("weather", {"city": "SF"}), ("weather", {"city": "London"}))
-    assert seq(apart, [sf, london]).passed
-    assert not seq(apart, [london, sf]).passed
+    assert ok(seq(apart, [sf, london]))
+    assert not ok(seq(apart, [london, sf]))
     wrong = seq(parallel, [london, {"name": "weather", "args": {"city": "Paris"}}])
     assert wrong.issues == [
         "calls 1-2 (made together in message 1: weather, weather) are not expected calls 1-2: "
@@ -213,8 +222,8 @@ def test_strict_lets_parallel_calls_come_in_any_order_but_not_across_messages() 
 )
 def test_unordered_subset_and_superset(mode: str, expected: Any, passed: bool) -> None:
     result = seq(SUPPORT, expected, mode=mode, args="superset")
-    assert result.passed is passed, result.issues
-    assert (result.score == 10.0) is passed
+    assert ok(result) is passed, result
+    assert passed or result.score < 10.0  # a pass is a bare True, read as 10
 
 
 def test_issues_name_the_calls_not_expected_and_the_expected_calls_never_made() -> None:
@@ -248,25 +257,25 @@ def test_issues_name_the_calls_not_expected_and_the_expected_calls_never_made() 
 )
 def test_argument_modes(args: str, made: Any, expected: Any, passed: bool) -> None:
     t = agent(("f", made))
-    assert seq(t, [{"name": "f", "args": expected}], args=args).passed is passed
-    assert seq(t, [{"name": "f"}], args=args).passed  # no args given: any arguments do
+    assert ok(seq(t, [{"name": "f", "args": expected}], args=args)) is passed
+    assert ok(seq(t, [{"name": "f"}], args=args))  # no args given: any arguments do
 
 
 def test_expected_calls_default_to_the_reference_transcript() -> None:
     reference = agent(("lookup_order", {"id": "A1"}), ("refund", {"id": "A1"}))
-    assert seq(SUPPORT, reference=reference, args="superset").passed
-    assert not seq(SUPPORT, reference=reference, args="exact").passed
-    assert seq(SUPPORT, reference=reference.messages, args="superset").passed  # as dicts
+    assert ok(seq(SUPPORT, reference=reference, args="superset"))
+    assert not ok(seq(SUPPORT, reference=reference, args="exact"))
+    assert ok(seq(SUPPORT, reference=reference.messages, args="superset"))  # as dicts
     text = seq(SUPPORT, reference="the reference answer")
     assert text.issues[0].startswith("the reference is text, with no tool calls")
     assert seq(SUPPORT).issues[0].startswith("no expected calls: list them")
     # the option wins over the reference
-    assert seq(SUPPORT, [LOOKUP, REFUND], reference=agent(), args="superset").passed
+    assert ok(seq(SUPPORT, [LOOKUP, REFUND], reference=agent(), args="superset"))
 
 
 def test_an_empty_expected_list_means_no_calls() -> None:
-    assert seq(agent(), []).passed
-    assert not seq(SUPPORT, []).passed
+    assert ok(seq(agent(), []))
+    assert not ok(seq(SUPPORT, []))
 
 
 def test_the_pairing_is_maximum_where_first_fit_would_fail() -> None:
@@ -275,7 +284,7 @@ def test_the_pairing_is_maximum_where_first_fit_would_fail() -> None:
     t = agent(("f", {"a": 1, "b": 2}), ("f", {"a": 1}))
     wants = [{"name": "f", "args": {"a": 1}}, {"name": "f", "args": {"a": 1, "b": 2}}]
     for mode in ("unordered", "superset", "subset"):
-        assert seq(t, wants, mode=mode, args="superset").passed, mode
+        assert ok(seq(t, wants, mode=mode, args="superset")), mode
 
 
 # -- options, validated when the rubric loads ------------------------------------------
@@ -328,7 +337,7 @@ def test_min_zero_with_a_max_is_a_real_limit() -> None:
 @pytest.mark.parametrize("mode", ["strict", "unordered", "subset"])
 def test_no_expected_calls_is_a_real_rule_in_the_other_modes(mode: str) -> None:
     rubric = load("tool_sequence", {"mode": mode, "expected": []})  # the agent calls nothing
-    assert not seq(SUPPORT, [], mode=mode).passed
+    assert not ok(seq(SUPPORT, [], mode=mode))
     assert rubric["k"].checker == "tool_sequence"
 
 
@@ -347,7 +356,7 @@ def test_ten_thousand_calls_are_checked_well_under_a_second(mode: str, args: str
     started = time.perf_counter()
     result = seq(t, expected, mode=mode, args=args)
     elapsed = time.perf_counter() - started
-    assert result.passed, result.issues
+    assert ok(result), result
     assert elapsed < 5  # about 0.05 s here; quadratic pairing would take minutes
 
 
@@ -359,7 +368,7 @@ def test_a_pathological_pairing_stops_at_the_work_limit_and_says_so() -> None:
     started = time.perf_counter()
     result = seq(t, expected, mode="unordered", args="superset")
     assert time.perf_counter() - started < 5
-    assert not result.passed
+    assert not ok(result)
     assert result.issues == [
         "too many calls to pair by args='superset': 10000 calls of 'search' against 10000 "
         "expected ones is past the work limit; list fewer expected calls, or compare with "
@@ -369,7 +378,7 @@ def test_a_pathological_pairing_stops_at_the_work_limit_and_says_so() -> None:
     small = _many(300, distinct=True)
     wants = [{"name": "search", "args": {"page": 1}}] * 300
     assert WORK_LIMIT > 300 * 300
-    assert seq(small, wants, mode="unordered", args="superset").passed
+    assert ok(seq(small, wants, mode="unordered", args="superset"))
 
 
 def test_deeply_nested_arguments_do_not_exhaust_the_stack() -> None:
@@ -384,9 +393,9 @@ def test_deeply_nested_arguments_do_not_exhaust_the_stack() -> None:
             }
         ]
     )
-    assert seq(t, [{"name": "f", "args": deep}]).passed
-    assert seq(t, [{"name": "f", "args": deep}], args="superset").passed
-    assert tool_args_match("", name="f", args=deep, match="subset", context=ctx(t)).passed
+    assert ok(seq(t, [{"name": "f", "args": deep}]))
+    assert ok(seq(t, [{"name": "f", "args": deep}], args="superset"))
+    assert ok(tool_args_match("", name="f", args=deep, match="subset", context=ctx(t)))
 
 
 # -- properties --------------------------------------------------------------------------
@@ -479,4 +488,4 @@ def test_json_equality_and_containment_agree(a: Any, b: Any) -> None:
 def test_checkers_never_raise(name: str, calls: Any, text: str) -> None:
     t = agent(*[(n, a) for n, a in calls])
     result = CHECKERS[name](text, **OPTIONS[name], context=ctx(t))
-    assert isinstance(result.passed, bool) and all(isinstance(i, str) for i in result.issues)
+    assert ok(result) or all(isinstance(i, str) for i in result.issues)

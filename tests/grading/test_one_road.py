@@ -163,6 +163,24 @@ def test_from_check_reads_scores_against_the_threshold(reg: Registry) -> None:
     assert low.issues == ("does not meet: Q.",)
 
 
+@pytest.mark.parametrize("scale", ["pass_fail", "score"])
+@pytest.mark.parametrize("passed", [True, False])
+def test_from_check_reads_a_bare_bool_as_the_result_it_stands_for(
+    reg: Registry, scale: str, passed: bool
+) -> None:
+    # a checker's True or False is read without building a CheckResult, and comes out
+    # as CheckResult(True) / CheckResult(False) would: met or not, 10 or 0, the issue
+    c = Rubric.from_dict(
+        {"criteria": [{"key": "q", "description": "Q.", "checker": "short", "scale": scale}]},
+        registry=reg,
+    )["q"]
+    bare = CriterionResult.from_check(c, "short", passed)
+    built = CriterionResult.from_check(c, "short", CheckResult(passed))
+    assert bare == built
+    assert (bare.passed, bare.score) == (passed, 10.0 if passed else 0.0)
+    assert bare.issues == (() if passed else ("does not meet: Q.",))
+
+
 def test_failed_and_not_checked_say_why(reg: Registry) -> None:
     rubric = hybrid_rubric(reg)
     broken = CriterionResult.failed(rubric["short"], "gone", error="gone")

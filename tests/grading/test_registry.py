@@ -141,7 +141,7 @@ def test_decorator_refuses_to_steal_a_plugins_name() -> None:
         reg.add("taken", lambda text: False)
 
 
-def test_bare_bool_is_wrapped_and_exceptions_become_failed_criteria() -> None:
+def test_a_bare_bool_is_read_as_it_is_and_exceptions_become_failed_criteria() -> None:
     reg = Registry(autoload=False)
     reg.add("yes", lambda text: True)
 
@@ -150,7 +150,10 @@ def test_bare_bool_is_wrapped_and_exceptions_become_failed_criteria() -> None:
 
     reg.add("explodes", explodes)
     reg.add("weird", lambda text: "yes")
-    assert run_checker(reg.info("yes"), "x", {}) == CheckResult(True)
+    reg.add("no", lambda text: False)
+    # a bool is an answer already: nothing is built for it, and grading reads it
+    assert run_checker(reg.info("yes"), "x", {}) is True
+    assert run_checker(reg.info("no"), "x", {}) is False
     broken = run_checker(reg.info("explodes"), "x", {})
     assert broken.passed is False
     assert broken.issues == ["checker 'explodes' raised ZeroDivisionError: boom"]

@@ -20,10 +20,12 @@ from gradeloop import (
     AnthropicJudge,
     CheckResult,
     OpenAICompatibleGenerator,
+    Rubric,
     grade,
     run_loop,
 )
 from gradeloop.errors import JudgeError
+from gradeloop.grading import Registry
 from gradeloop.integrations import telemetry
 from gradeloop.testing import text_reply, verdict_reply
 from tests.support.cli_helpers import ROOT
@@ -165,9 +167,6 @@ def test_a_judge_failure_marks_its_round(spans: InMemorySpanExporter) -> None:
 
 
 def test_a_checker_that_raises_is_recorded(spans: InMemorySpanExporter) -> None:
-    from gradeloop import Rubric
-    from gradeloop.grading import Registry
-
     reg = Registry()
 
     def broken(text: str) -> CheckResult:
@@ -182,6 +181,25 @@ def test_a_checker_that_raises_is_recorded(spans: InMemorySpanExporter) -> None:
     [check] = named(spans, "gradeloop.check")
     assert check.status.status_code is StatusCode.ERROR
     assert [e.attributes["exception.message"] for e in check.events] == ["boom"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed", "issues"),
+    [(True, True, 0), (False, False, 0), (CheckResult(False, ["no"]), False, 1)],
+)
+def test_a_check_span_records_a_bare_bool_as_its_answer(
+    spans: InMemorySpanExporter, answer: CheckResult | bool, passed: bool, issues: int
+) -> None:
+    reg = Registry()
+    reg.add("says", lambda text: answer)
+    rubric = Rubric.from_dict(
+        {"criteria": [{"key": "k", "description": "d", "checker": "says"}]}, registry=reg
+    )
+    assert grade("x", rubric, registry=reg).accepted is passed
+    [check] = named(spans, "gradeloop.check")
+    assert check.attributes is not None
+    assert check.attributes["gradeloop.check.passed"] is passed
+    assert check.attributes["gradeloop.check.issues"] == issues
 
 
 def test_an_exception_leaving_the_loop_is_recorded(spans: InMemorySpanExporter) -> None:

@@ -54,8 +54,16 @@ class CheckResult:
 
 
 def _check_score(score: object) -> None:
-    if not (isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 10):
+    if isinstance(score, bool) or not (
+        isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 10
+    ):
         raise ValueError(f"CheckResult.score must be a number from 0 to 10, not {score!r}")
+
+
+#: What a checker's call comes to once held to the contract (:func:`settled`): a
+#: sound ``CheckResult``, or the bare bool a checker may return (no result is built
+#: for it: :meth:`~gradeloop.grading.CriterionResult.from_check` reads either).
+Answer = CheckResult | bool
 
 
 @dataclass(frozen=True)
@@ -247,14 +255,14 @@ def run_checker(
     text: str,
     options: Mapping[str, Any],
     context: CheckContext | None = None,
-) -> CheckResult:
+) -> Answer:
     """Call a checker and never let it crash a run or pass by accident.
 
     A checker that declares ``context`` gets ``context`` (an empty one when none is
     given); any other checker is called with the text and its options only. A
     checker that raises, or returns something that is neither a ``CheckResult``
-    nor a ``bool``, yields a failed result whose issue carries the error. With
-    tracing on, the call is a ``gradeloop.check`` span.
+    nor a ``bool``, yields a failed result whose issue carries the error; a bool
+    comes back as it is. With tracing on, the call is a ``gradeloop.check`` span.
     """
     return call_checker(info, text, options, context)
 
@@ -264,7 +272,7 @@ def call_checker(
     text: str,
     options: Mapping[str, Any],
     context: CheckContext | None = None,
-) -> CheckResult:
+) -> Answer:
     """:func:`run_checker` without the span (what grading calls when tracing is off)."""
     try:
         if not info.wants_context:
@@ -286,13 +294,19 @@ def checker_raised(info: CheckerInfo, exc: Exception) -> CheckResult:
     )
 
 
-def settled(info: CheckerInfo, raw: object) -> CheckResult:
+def settled(info: CheckerInfo, raw: object) -> Answer:
     """What a checker returned (``raw``), held to what a result must be: a
     ``CheckResult`` whose fields are sound, or a bool; anything else is a failure."""
     if isinstance(raw, CheckResult):
-        return _checked_result(info.name, raw)
-    if isinstance(raw, bool):
-        return CheckResult(passed=raw)
+        problem = _problem(raw)  # a subclass can skip CheckResult's own checks
+        if problem is None:
+            return raw
+        return CheckerFailure(
+            passed=False,
+            issues=[f"checker {info.name!r} returned a {type(raw).__name__} whose {problem}"],
+        )
+    if isinstance(raw, bool):  # a bare answer: read as it is, nothing to build
+        return raw
     return CheckerFailure(
         passed=False,
         issues=[
@@ -301,24 +315,20 @@ def settled(info: CheckerInfo, raw: object) -> CheckResult:
     )
 
 
-def _checked_result(name: str, raw: CheckResult) -> CheckResult:
-    """``raw`` if its fields hold what CheckResult promises; a subclass can skip its
-    checks, and a non-bool ``passed`` would otherwise reach the verdict."""
-    problem = _problem(raw)
-    if problem is None:
-        return raw
-    kind = type(raw).__name__
-    return CheckerFailure(
-        passed=False, issues=[f"checker {name!r} returned a {kind} whose {problem}"]
-    )
-
-
 def _problem(raw: CheckResult) -> str | None:
-    # tuples of types, not ``A | B``: a union would be built on every call
+    """What is wrong with ``raw``'s fields (None: nothing); a non-bool ``passed``
+    would otherwise reach the verdict."""
+    issues = raw.issues
+    if not isinstance(issues, (list, tuple)) or (
+        issues and not all(isinstance(i, str) for i in issues)
+    ):
+        return "issues is not a list of strings"
+    if type(raw) is CheckResult:  # built through its own checks: passed and score hold
+        return None
+    # a subclass can skip CheckResult's checks (tuples of types, not ``A | B``: a union
+    # would be built on every call)
     if not isinstance(raw.passed, bool):
         return f"passed is {type(raw.passed).__name__}, expected a bool"
-    if not isinstance(raw.issues, (list, tuple)) or not all(isinstance(i, str) for i in raw.issues):
-        return "issues is not a list of strings"
     score = raw.score
     if score is not None and (
         isinstance(score, bool)

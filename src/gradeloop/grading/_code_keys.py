@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 
 from ..errors import GradeloopError
-from ._checks import CheckerInfo, CheckResult
+from ._checks import Answer, CheckerInfo
 from ._context import CheckContext
 from ._registry import Registry
 from ._results import CriterionResult
@@ -37,7 +37,7 @@ def check_keys(
     keys: tuple[CodeKey, ...],
     draft: str,
     context: CheckContext,
-    check: Callable[..., CheckResult],
+    check: Callable[..., Answer],
     timeout: float,
 ) -> dict[str, CriterionResult]:
     """Each code key's result on ``draft``: ``check`` (:func:`call_checker`, or its

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import JudgeError, JudgeRequiredError
 from ..integrations import telemetry
 from ._calls import judge_calls
-from ._checks import CheckResult, call_checker, run_checker
+from ._checks import Answer, call_checker, run_checker
 from ._code_keys import CodeKey, check_keys, look_up
 from ._context import CheckContext, make_context
 from ._files import warn_if_large
@@ -99,7 +99,7 @@ def _graded(
     reference: Draft | None,
     metadata: Mapping[str, Any] | None,
     checker_timeout: float | None,
-    check: Callable[..., CheckResult],
+    check: Callable[..., Answer],
 ) -> Evaluation:
     """:func:`grade`'s work, inside its span when spans are recorded."""
     plan = start_plan(
@@ -197,7 +197,7 @@ def _timeout(rubric: Rubric, checker_timeout: float | None) -> float:
     return float(checker_timeout)
 
 
-def run_checks(plan: GradePlan, check: Callable[..., CheckResult] | None = None) -> GradePlan:
+def run_checks(plan: GradePlan, check: Callable[..., Answer] | None = None) -> GradePlan:
     """Run the code-filled keys' checkers into ``plan.results``; ``plan`` back.
 
     ``check`` calls one checker (by default with a span when spans are recorded);
@@ -219,15 +219,19 @@ def finish_grade(
 ) -> Evaluation:
     """Merge the judge's answer (None when it was not asked) into the Evaluation."""
     rubric = plan.rubric
-    results = dict(plan.results)
-    answer = answer or _JudgeAnswer()
-    for c in rubric.judge_criteria:
-        if not plan.asked:
-            results[c.key] = CriterionResult.not_checked(c)
-        elif answer.own is not None:
-            results[c.key] = from_judge(c, answer.own)
-    shadows = _shadow_results(rubric, plan, results, answer) if rubric.shadowed else ()
-    verdict = answer.own if rubric.judge_criteria else None
+    results = plan.results
+    own = answer.own if answer is not None else None
+    if rubric.judge_criteria:
+        results = dict(results)  # the plan keeps the code keys' results as they were
+        for c in rubric.judge_criteria:
+            if not plan.asked:
+                results[c.key] = CriterionResult.not_checked(c)
+            elif own is not None:
+                results[c.key] = from_judge(c, own)
+    shadows: tuple[ShadowResult, ...] = ()
+    if rubric.shadowed:
+        shadows = _shadow_results(rubric, plan, results, answer or _JudgeAnswer())
+    verdict = own if rubric.judge_criteria else None
     return merge(
         rubric,
         results,

@@ -16,10 +16,13 @@ from ._verdict import Verdict, accepted
 
 def overall(results: Sequence[CriterionResult]) -> float:
     """The weighted mean of the criterion scores, on 0-10."""
-    total = sum(r.weight for r in results)
+    total = weighted = 0.0
+    for r in results:  # one pass: merge() asks this of every draft
+        total += r.weight
+        weighted += r.weight * r.score
     if total <= 0:
         return 0.0
-    return sum(r.weight * r.score for r in results) / total
+    return weighted / total
 
 
 def merge(
@@ -42,19 +45,24 @@ def merge(
     feedback: dict[str, str] = {}
     code_issues: list[str] = []  # the code keys' (and the unchecked keys')
     judge_issues: list[str] = []  # the judge keys': they come with its verdict
+    scored = rubric.scored_keys
+    every_checked = True
     for c in rubric:
         r = results.get(c.key) or _unfilled(c)
         found.append(r)
-        met[r.key] = r.passed
-        if r.key in rubric.scored_keys:
-            scores[r.key] = r.score
+        key = r.key
+        met[key] = r.passed
+        every_checked = every_checked and r.checked
+        if key in scored:
+            scores[key] = r.score
         if r.feedback:
-            feedback[r.key] = r.feedback
-        own = code_issues if r.source == "code" or not r.checked else judge_issues
-        own.extend(f"{r.key}: {i}" for i in r.issues)
+            feedback[key] = r.feedback
+        if r.issues:
+            own = code_issues if r.source == "code" or not r.checked else judge_issues
+            own.extend([f"{key}: {i}" for i in r.issues])
     # With keys not checked there is no overall score to give (they would count 0):
     # None, and not blamed, as the gate already fails on the unchecked keys themselves.
-    score = overall(found) if all(r.checked for r in found) else None
+    score = overall(found) if every_checked else None
     issues = code_issues
     if verdict is not None:
         issues += verdict.issues
@@ -104,6 +112,8 @@ def _unfilled(c: Criterion) -> CriterionResult:
 
 
 def _dedupe(items: Sequence[str]) -> list[str]:
+    if not items:  # most drafts that pass: nothing to go through
+        return []
     return list(dict.fromkeys(i for i in items if i.strip()))
 
 

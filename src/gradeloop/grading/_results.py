@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._checks import CheckerFailure, CheckResult
+from ._checks import Answer, CheckerFailure
 from ._shadow import ShadowResult
 from ._verdict import Verdict
 
@@ -23,7 +23,7 @@ Source = Literal["code", "judge"]
 Status = Literal["met", "failed", "not_checked", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CriterionResult:
     """How one criterion came out for one draft.
 
@@ -48,23 +48,28 @@ class CriterionResult:
     judging: Mapping[str, Any] | None = None  # how the key was judged: a jury's votes, orders
 
     @classmethod
-    def from_check(cls, c: Criterion, filled_by: str, result: CheckResult) -> CriterionResult:
-        """A code key's result from what its checker (``filled_by``) said.
+    def from_check(cls, c: Criterion, filled_by: str, result: Answer) -> CriterionResult:
+        """A code key's result from what its checker (``filled_by``) said: a
+        :class:`~gradeloop.CheckResult`, or a bare bool.
 
         A scored key is met when the checker passed and its score (10 or 0 from
         ``passed`` when it gave none) reaches the threshold; a key not met with
         nothing said gets the criterion's description as its issue. A
         :class:`~gradeloop.grading._checks.CheckerFailure` (the checker raised or
         returned junk) is an error, not the draft's failure."""
-        passed, issues = result.passed, tuple(result.issues)
+        issues: tuple[str, ...] = ()
+        if isinstance(result, bool):
+            passed, given, error = result, None, None
+        else:
+            passed, issues, given = result.passed, tuple(result.issues), result.score
+            error = "; ".join(issues) if isinstance(result, CheckerFailure) else None
         if c.scale == "score":
-            score = float(result.score if result.score is not None else 10 * passed)
+            score = float(given if given is not None else 10 * passed)
             met = passed and score >= c.pass_threshold
         else:
             score, met = 10.0 * passed, passed
         if not met and not issues:
             issues = (f"does not meet: {c.description}",)
-        error = "; ".join(result.issues) if isinstance(result, CheckerFailure) else None
         feedback = "; ".join(issues) if issues else None
         return cls(c.key, c.weight, score, met, "code", filled_by, issues, feedback, error=error)
 

@@ -276,10 +276,11 @@ def traced_checker(fn: F) -> F:
     def run(tracer: Any, call: Callable[[], Any], name: str) -> Any:
         with _span(tracer, "gradeloop.check", attributes={"gradeloop.checker": name}) as span:
             result = call()
+            passed = result if isinstance(result, bool) else getattr(result, "passed", None)
             _set(
                 span,
                 {
-                    "gradeloop.check.passed": getattr(result, "passed", None),
+                    "gradeloop.check.passed": passed,
                     "gradeloop.check.score": getattr(result, "score", None),
                     "gradeloop.check.issues": len(getattr(result, "issues", ()) or ()),
                 },
