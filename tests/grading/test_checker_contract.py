@@ -41,6 +41,7 @@ def rubric_for(reg: Registry, checker: str = "c") -> Rubric:
         (Lax(True, [3]), "issues is not a list of strings"),  # type: ignore[list-item]
         (Lax(True, [], float("nan")), "score is nan"),
         (Lax(True, [], 11), "score is 11"),
+        (Lax(True, [], True), "score is True"),
     ],
 )
 def test_a_result_whose_fields_are_wrong_is_an_error_naming_the_checker(
@@ -52,6 +53,19 @@ def test_a_result_whose_fields_are_wrong_is_an_error_naming_the_checker(
     [c] = ev.criteria
     assert c.status == "error" and c.passed is False and ev.accepted is False
     assert "checker 'c' returned a Lax whose" in c.issues[0] and fragment in c.issues[0]
+
+
+@pytest.mark.parametrize(
+    ("issues", "ok"), [([3], False), (None, False), ((), True), (["fine"], True)]
+)
+def test_a_plain_result_has_its_issues_checked_too(issues: Any, ok: bool) -> None:
+    # CheckResult's own checks cover passed and score, not what is in issues
+    reg = Registry(autoload=False)
+    reg.add("c", lambda text: CheckResult(True, issues))
+    [c] = grade("draft", rubric_for(reg), registry=reg).criteria
+    assert (c.status == "met") is ok
+    if not ok:
+        assert "returned a CheckResult whose issues is not a list of strings" in c.issues[0]
 
 
 def test_a_subclass_with_right_fields_is_used_as_it_is() -> None:

@@ -166,6 +166,8 @@ def test_checker_result_validates_itself() -> None:
         CheckResult("yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         CheckResult(True, score=11)
+    with pytest.raises(ValueError):
+        CheckResult(True, score=True)  # a bool is not a score
     assert CheckResult(True, score=10).score == 10
 
 
