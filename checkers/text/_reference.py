@@ -1,6 +1,6 @@
 """``matches_reference``: the draft against the reference answer given with it.
 
-The reference comes from the draft's :class:`gradeloop.CheckContext`
+The reference comes from the draft's :class:`gradeloop.grading.CheckContext`
 (``grade(..., reference=...)``, ``gradeloop grade --reference FILE``, or
 ``"reference"`` in a JSONL line). By default the two must be equal once runs of
 whitespace are made one space and the ends trimmed; ``normalize`` picks exact

@@ -1,7 +1,7 @@
 """Templates in text-checker options: ``{task}``, ``{reference}``, ``{metadata[name]}``.
 
 ``contains`` / ``not_contains`` values and the ``regex`` pattern may name fields
-of the draft's :class:`gradeloop.CheckContext`, so "names the product from the
+of the draft's :class:`gradeloop.grading.CheckContext`, so "names the product from the
 task" can be checked in code::
 
     options = { values = ["{metadata[product]}"] }

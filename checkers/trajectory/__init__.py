@@ -6,7 +6,7 @@ reaches them through ``context.transcript``; its final text is what text checker
 read. On a text draft each fails with an issue saying it has no tool calls.
 
 The match functions (``match_strict``, ``match_unordered``, ``match_subset``,
-``match_superset``) can be called directly on a list of :class:`gradeloop.ToolCall`.
+``match_superset``) can be called directly on a list of :class:`gradeloop.grading.ToolCall`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the trajectory checkers read besides the draft's calls, and how calls are named.
 
 Every trajectory checker reads its transcript from the draft's
-:class:`gradeloop.CheckContext` (``context.transcript``), and its expected calls
+:class:`gradeloop.grading.CheckContext` (``context.transcript``), and its expected calls
 here (:func:`wants_from`), from its ``expected`` option or the reference transcript.
 A text draft has no transcript: each checker then fails with :data:`NO_CALLS`
 (:func:`no_transcript`), never passes.

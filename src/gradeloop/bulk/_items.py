@@ -19,7 +19,7 @@ __all__ = ["Batch", "DraftLike", "Item", "as_item", "reporter"]
 
 
 class DraftLike(Protocol):
-    """A draft with its own task and id (:class:`gradeloop.DraftItem` is one)."""
+    """A draft with its own task and id (:class:`gradeloop.migration.DraftItem` is one)."""
 
     @property
     def output_id(self) -> str: ...

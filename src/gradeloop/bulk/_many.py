@@ -62,7 +62,7 @@ def grade_many(
 
     ``drafts`` are strings or agent transcripts (a :class:`~gradeloop.Transcript` or
     a list of message dicts; graded against ``task``, ids ``draft-1``, ``draft-2``,
-    ...) or :class:`~gradeloop.DraftItem` objects carrying their own id and task
+    ...) or :class:`~gradeloop.migration.DraftItem` objects carrying their own id and task
     (and ``reference`` / ``metadata`` for checkers that take a context).
     At most ``concurrency`` drafts are graded at once; 429/529 answers slow the whole
     run down. ``progress=True`` shows a live bar on a terminal (a callable instead

@@ -258,7 +258,7 @@ def _sampling(args: argparse.Namespace) -> dict[str, Any]:
 
 def build_judge(args: argparse.Namespace, rubric: Any = None) -> Any:
     """The judge the options describe (several ``--judge-model``, or a rubric's
-    ``judge_models``: a :class:`~gradeloop.Jury`); every judge, whatever its provider, gets
+    ``judge_models``: a :class:`~gradeloop.judging.Jury`); every judge, whatever its provider, gets
     the verdict cache unless ``--no-cache`` (closed by :func:`close_resources` when the
     command ends)."""
     specs = judge_specs(args, rubric)

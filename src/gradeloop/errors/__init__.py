@@ -333,7 +333,7 @@ class JudgeError(GradeloopError):
     ``reason`` is one of ``"refusal"``, ``"max_tokens"``, ``"no_text"``,
     ``"invalid"`` (the reply did not validate against the rubric's schema),
     ``"api_error"`` (the API still failed after the client's own retries) or
-    ``"no_quorum"`` (too few members of a :class:`~gradeloop.Jury` answered).
+    ``"no_quorum"`` (too few members of a :class:`~gradeloop.judging.Jury` answered).
     ``usage`` holds the tokens the failed attempts cost, when known.
     """
 

@@ -60,7 +60,7 @@ def grade(
 
     ``reference`` (a reference answer, text or a transcript) and ``metadata`` (any
     JSON-like mapping) reach, with ``task``, the checkers that declare a ``context``
-    parameter, as a :class:`~gradeloop.CheckContext`; other checkers never see them.
+    parameter, as a :class:`~gradeloop.grading.CheckContext`; other checkers never see them.
 
     Code-filled keys run their checkers first; the judge is asked once, about the
     remaining keys only, and only if there are any. ``skip_judge=True`` grades the

@@ -160,7 +160,7 @@ class Evaluation:
     never changes the verdict).
 
     ``judge_calls`` holds the record of every judge request behind the verdict
-    (:class:`~gradeloop.CallRecord`, cached ones included); ``judge_error`` is set on
+    (:class:`~gradeloop.models.CallRecord`, cached ones included); ``judge_error`` is set on
     the failed evaluation :func:`gradeloop.grade_many` gives for a draft whose judge
     failed (its judge keys are then not met).
     """

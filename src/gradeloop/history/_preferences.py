@@ -2,7 +2,7 @@
 choices and ``gradeloop prefer`` runs, for the report.
 
 Each row holds the two drafts it compared (output ids, or the file names the user
-gave), the one chosen and why, and the :class:`~gradeloop.Preference`'s JSON (per key
+gave), the one chosen and why, and the :class:`~gradeloop.judging.Preference`'s JSON (per key
 the choice, both orders' answers, whether they agreed). Draft texts are not copied:
 a loop's are in its iterations, a user's are the user's files.
 

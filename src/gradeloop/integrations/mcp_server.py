@@ -74,7 +74,7 @@ def require_mcp() -> None:
 
 
 def _configured() -> bool:
-    # gradeloop.model_configured's test, without importing the SDK (about two seconds
+    # gradeloop.models.model_configured's test, without importing the SDK (about two seconds
     # of start-up) for a server that will only ever grade in code.
     names = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
     return any(os.environ.get(name, "").strip() for name in names)

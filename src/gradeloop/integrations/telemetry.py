@@ -393,7 +393,7 @@ def record_error(exc: BaseException) -> None:
 def model_call(model: Any, record: Any, started: float, reply: Any = None) -> None:
     """A span for one model request that has just ended (from ``Metered._record``).
 
-    ``record`` is its :class:`~gradeloop.CallRecord`, ``started`` the
+    ``record`` is its :class:`~gradeloop.models.CallRecord`, ``started`` the
     ``time.perf_counter()`` at which the request was sent.
     """
     if not AVAILABLE:

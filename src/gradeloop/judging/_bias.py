@@ -181,7 +181,7 @@ async def acompare_many(
     concurrency: int = 8,
     registry: Registry | None = None,
 ) -> PreferenceBatch:
-    """:func:`~gradeloop.compare_drafts` for many pairs, ``concurrency`` pairs at once
+    """:func:`~gradeloop.judging.compare_drafts` for many pairs, ``concurrency`` pairs at once
     (each asks its two orders at once). A pair whose judge fails gets a failed
     :class:`Preference` (``error`` set, its judge keys ties) instead of raising; it is
     left out of the position-bias figure."""

@@ -9,7 +9,7 @@ member's failure.
 
 It is itself a judge (``evaluate`` / ``aevaluate`` / ``prefer`` / ``aprefer``), so it
 goes wherever a judge goes: :func:`~gradeloop.grade`, :func:`~gradeloop.grade_many`,
-the loop, :func:`~gradeloop.compare_drafts`.
+the loop, :func:`~gradeloop.judging.compare_drafts`.
 """
 
 from __future__ import annotations

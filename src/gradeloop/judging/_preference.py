@@ -62,7 +62,7 @@ class Preference:
     ``sources`` says who compared each key (``"code"`` or ``"judge"``) and
     ``details`` how a code key came out. ``reasoning`` is the judge's, per order.
     ``calls`` holds the judge's call records; ``error`` is set (and every judge key a
-    tie) on the failed preference :func:`~gradeloop.compare_many` gives for a pair
+    tie) on the failed preference :func:`~gradeloop.judging.compare_many` gives for a pair
     whose judge failed.
     """
 

@@ -104,7 +104,7 @@ def _median(c: Criterion, values: list[float]) -> tuple[bool, float, str | None]
 
 
 class JuryVerdict(SampledVerdict):
-    """A :class:`~gradeloop.Verdict` decided by a :class:`~gradeloop.Jury`.
+    """A :class:`~gradeloop.Verdict` decided by a :class:`~gradeloop.judging.Jury`.
 
     ``samples`` holds each key's answers (one per member that answered) and their
     agreement, the inter-judge agreement that ``CriterionResult.agreement`` carries.

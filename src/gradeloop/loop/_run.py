@@ -109,7 +109,7 @@ def run_loop(
 
     ``select="pairwise"`` (with ``return_policy="best"``): when no draft passed and
     the best two distinct drafts' overall scores are within ``select_margin``, the
-    judge compares them in both orders (:func:`~gradeloop.compare_drafts`: two
+    judge compares them in both orders (:func:`~gradeloop.judging.compare_drafts`: two
     ``prefer`` requests after the last round, none otherwise) and the winner is
     returned; a tie keeps the earlier draft, a failed comparison the score's choice
     (``LoopResult.selection`` says what happened). The judge needs ``prefer``.

@@ -4,7 +4,7 @@ An overall score is a sum of absolute judgements, each noisy; two drafts within 
 point of each other are not reliably ordered by it. With ``select="pairwise"`` the
 loop, once it stops without a pass, takes its best two distinct judged drafts and,
 when their overall scores are within ``select_margin``, asks
-:func:`~gradeloop.compare_drafts` which is better (two judge requests, one per order;
+:func:`~gradeloop.judging.compare_drafts` which is better (two judge requests, one per order;
 code keys are compared from the checkers' results already in hand, at no cost).
 
 What may change, and what never does:

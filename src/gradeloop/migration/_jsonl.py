@@ -35,7 +35,7 @@ class DraftItem:
 
     ``draft`` is the text, or the agent's :class:`~gradeloop.Transcript` (a line's
     ``"messages"``). ``reference`` and ``metadata`` (optional) reach the checkers
-    that declare a ``context`` parameter, as :class:`~gradeloop.CheckContext`.
+    that declare a ``context`` parameter, as :class:`~gradeloop.grading.CheckContext`.
     """
 
     output_id: str

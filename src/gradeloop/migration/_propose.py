@@ -202,7 +202,7 @@ def propose_checkers(
 ) -> Proposal:
     """Propose registered checkers for the judge key ``key`` of ``rubric``.
 
-    ``evidence`` is what :func:`~gradeloop.read_labels` returns, or stored drafts
+    ``evidence`` is what :func:`~gradeloop.migration.read_labels` returns, or stored drafts
     with the judge's verdicts. With ``use_model`` and a ``judge`` (an
     :class:`~gradeloop.AnthropicJudge`), its model is asked for candidates too, in
     one request for at most ``model_candidates``; its cost is

@@ -127,7 +127,7 @@ def model_risk(info: CheckerInfo, options: Mapping[str, Any]) -> str | None:
 
 
 def _file_options(info: CheckerInfo) -> set[str]:
-    """Options typed as a file path (:data:`~gradeloop.RubricPath`), or named like one."""
+    """Options typed as a file path (:data:`~gradeloop.grading.RubricPath`), or named like one."""
     model = info.options_model
     if model is None:
         return set()

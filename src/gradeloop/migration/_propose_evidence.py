@@ -1,7 +1,7 @@
 """The evidence a checker is proposed from: drafts with a met / unmet verdict for one key.
 
 Two sources give it. People's labels (the JSONL ``calibrate`` reads, through
-:func:`~gradeloop.read_labels`) are preferred; the judge's stored verdicts (grading
+:func:`~gradeloop.migration.read_labels`) are preferred; the judge's stored verdicts (grading
 runs and loops in the history) are the fallback. :func:`examples_from` turns either
 into :class:`Example` rows, :func:`require_enough` refuses evidence too thin to learn
 from (saying how many more drafts are needed), and :func:`split` makes the seeded,
@@ -114,7 +114,7 @@ class HistoryDraft:
 def examples_from(evidence: Iterable[Any], criterion: Criterion) -> tuple[list[Example], int]:
     """The rows with a verdict for ``criterion``'s key, and how many had none.
 
-    ``evidence`` holds :class:`~gradeloop.LabelledItem` (a scored label counts as met
+    ``evidence`` holds :class:`~gradeloop.migration.LabelledItem` (a scored label counts as met
     at the criterion's threshold), stored drafts (:class:`StoredVerdicts`) or
     :class:`Example` rows.
     """
@@ -209,7 +209,7 @@ def history_evidence(store: HistoryStore, key: str, ids: Sequence[str] = ()) -> 
     """Every draft of the grading runs and loops ``ids`` name (ids or unique prefixes;
     every stored one when ``ids`` is empty) on which the judge answered ``key``.
 
-    Read with :func:`~gradeloop.stored_drafts`, so a transcript draft comes back as
+    Read with :func:`~gradeloop.migration.stored_drafts`, so a transcript draft comes back as
     one. A draft seen before (a loop's repeated round, a draft graded twice) counts
     once, with its first verdict. Verdicts of ``key`` filled by a checker are not the
     judge's and are left out, as are drafts whose judge failed.

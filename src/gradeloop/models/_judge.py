@@ -74,7 +74,7 @@ class AnthropicJudge(ModelJudge):
 
     :meth:`prefer` (and :meth:`aprefer`) answer which of two drafts better meets each
     judge key, ``"first"``, ``"second"`` or ``"tie"``, with the same modes, cache and
-    strictness (:mod:`._prefer`); :func:`gradeloop.compare_drafts` asks in both orders.
+    strictness (:mod:`._prefer`); :func:`gradeloop.judging.compare_drafts` asks in both orders.
     :meth:`ask` makes one structured request on the same model and forms (gradeloop's
     ``propose`` and ``align`` use it).
     """

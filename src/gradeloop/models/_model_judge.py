@@ -277,7 +277,7 @@ class ModelJudge(Metered):
         """Which draft better meets each judge-filled key of ``criteria``: ``{key:
         "first" | "second" | "tie"}`` (with ``.reasoning``), one request in this order.
 
-        :func:`gradeloop.compare_drafts` asks twice, the drafts swapped, and counts a
+        :func:`gradeloop.judging.compare_drafts` asks twice, the drafts swapped, and counts a
         key whose answers disagree as a tie. An invalid reply gets one repair request;
         failures raise :class:`~gradeloop.errors.JudgeError`, as :meth:`evaluate` does.
         """

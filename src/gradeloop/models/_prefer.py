@@ -1,6 +1,6 @@
 """``prefer()`` for the SDK judges: which of two drafts is better, per judge key.
 
-One request per order (the caller, :func:`gradeloop.compare_drafts`, asks twice with
+One request per order (the caller, :func:`gradeloop.judging.compare_drafts`, asks twice with
 the drafts swapped). The request is built like an evaluation's: the instructions and
 the criteria in one system text block, byte-identical for the same criteria (so both
 orders, and every pair graded on one rubric, share the prompt cache), and one user

@@ -77,7 +77,7 @@ class ToolRunner(Closing):
     worker threads.
 
     ``file_dirs``: when given, a criterion's file option (``json_schema``'s
-    ``schema_file``, any :data:`~gradeloop.RubricPath` option) must name a path inside
+    ``schema_file``, any :data:`~gradeloop.grading.RubricPath` option) must name a path inside
     one of these folders, and with none every file option is refused; None (the
     default) reads files anywhere, as a rubric file may.
     """

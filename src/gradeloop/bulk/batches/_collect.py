@@ -89,7 +89,7 @@ def collect(
     """The evaluations of an ended job, in the order its drafts were submitted.
 
     ``judge`` is the judge the job was submitted to, or (a jury's job) a
-    :class:`~gradeloop.Jury` of the same members in the same order: each draft's
+    :class:`~gradeloop.judging.Jury` of the same members in the same order: each draft's
     member answers are decided as :meth:`Jury.evaluate <gradeloop.Jury.evaluate>`
     decides them, a member whose request failed abstaining, named. Raises
     :class:`BatchError` when a part has not ended yet. With ``record`` the job is

@@ -82,8 +82,8 @@ def submit(
     max_requests: int = MAX_REQUESTS,
     max_bytes: int = MAX_BYTES,
 ) -> BatchJob:
-    """Send one judge request per draft (per draft and member, for a :class:`~gradeloop.Jury`)
-    through the Message Batches API.
+    """Send one judge request per draft (per draft and member, for a
+    :class:`~gradeloop.judging.Jury`) through the Message Batches API.
 
     The job (rubric, judge settings, every custom id with its draft) is written to
     the history (``store``, default ``$GRADELOOP_HOME/history.db``) before anything
