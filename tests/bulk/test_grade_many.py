@@ -312,10 +312,13 @@ def test_a_429_pauses_the_whole_batch_for_retry_after(
     )
     assert all(e.accepted for e in out)  # the SDK retried the throttled request
     t0 = throttled_at[0]
-    # requests already on the wire when the 429 came may land just after it; none
-    # started later may come before the pause is over
-    late = [t - t0 for t in arrivals if t > t0 + 0.05]
-    assert late and min(late) >= 0.55
+    # the other requests on the wire when the 429 came (at most concurrency - 1 = 3)
+    # may land after it, however late a busy machine delivers them; every request
+    # started later waits out the pause (without it, the 8 drafts left would all
+    # arrive within it, 20 ms apart)
+    early = [round(t - t0, 3) for t in arrivals[1:] if t - t0 < 0.55]
+    assert len(early) <= 3, early
+    assert len(arrivals) == 13  # 12 drafts and the throttled one's retry
     assert states[-1].throttled == 1
 
 
