@@ -125,7 +125,6 @@ def _tracer() -> Any:
             return None
         _trace, _context = trace, context
     provider = _provider if _provider is not None else _trace.get_tracer_provider()
-    # a tuple, not ``A | B``: a union would be built on every grade
     if isinstance(provider, (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)):
         return None  # nothing configured: nothing would be recorded
     return provider.get_tracer(_NAME)
