@@ -4,6 +4,7 @@ with the Messages-API emulator as every actor's judge (marker ``engines``)."""
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import signal
 import subprocess
@@ -90,6 +91,37 @@ def test_each_batch_format_gives_the_same_rows(
         assert row["criteria_met"] == {c.key: c.passed for c in evaluation.criteria}
         assert row["accepted"] is evaluation.accepted
         assert json.loads(row["evaluation"]) == evaluation.to_json()
+
+
+class FrozenCount(GradeBatch):
+    """GradeBatch that writes, on each row, how many objects its process has frozen."""
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        out = super().__call__(batch)
+        return out.append_column("frozen", pa.array([gc.get_freeze_count()] * out.num_rows))
+
+
+def test_an_actor_keeps_the_collector_off_its_set_up_and_the_driver_does_not(
+    ray_cluster: Any,
+) -> None:
+    before = gc.get_freeze_count()
+    GradeBatch(RUBRIC, skip_judge=True)  # on the driver, with Ray started: nothing frozen
+    assert gc.get_freeze_count() == before
+    graded = (
+        _dataset(ray_cluster, drafts(40), blocks=4)
+        .map_batches(
+            FrozenCount,
+            fn_constructor_kwargs={"rubric": RUBRIC, "skip_judge": True},
+            compute=ray_cluster.data.ActorPoolStrategy(size=2),
+            batch_size=10,
+            batch_format="pyarrow",
+        )
+        .take_all()
+    )
+    # an actor's modules, rubric and Ray's own objects: many thousands
+    assert len(graded) == 40 and min(row["frozen"] for row in graded) > 10_000
 
 
 def _arrivals(server: Emulator) -> list[float]:
