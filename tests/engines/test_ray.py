@@ -319,3 +319,29 @@ def test_an_output_of_another_rubric_is_refused(ray_cluster: Any, tmp_path: Path
         grade_dataset(_dataset(ray_cluster, rows, 2), other, out, skip_judge=True)
     again = grade_dataset(_dataset(ray_cluster, rows, 2), RUBRIC, out, skip_judge=True)
     assert (again.graded, again.skipped) == (0, 20)
+
+
+def _row_groups(out: Path) -> list[int]:
+    """The rows of each row group written under ``out`` (one a graded batch)."""
+    import pyarrow.parquet as pq
+
+    sizes = []
+    for path in out.rglob("*.parquet"):
+        meta = pq.ParquetFile(path).metadata
+        sizes += [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    return sorted(sizes, reverse=True)
+
+
+def test_grade_dataset_batches_code_keys_by_thousands_and_a_judge_s_by_hundreds(
+    ray_cluster: Any, judged: Emulator, tmp_path: Path
+) -> None:
+    code, judge = tmp_path / "code", tmp_path / "judge"
+    grade_dataset(_dataset(ray_cluster, drafts(4500), 2), RUBRIC, code, skip_judge=True)
+    assert _row_groups(code) == [2000, 2000, 250, 250]  # two blocks of 2,250
+    grade_dataset(_dataset(ray_cluster, drafts(600), 2), RUBRIC, judge,
+                  judge=functools.partial(emulator_judge, judged.base_url))  # fmt: skip
+    assert _row_groups(judge) == [256, 256, 44, 44]
+    given = tmp_path / "given"
+    grade_dataset(_dataset(ray_cluster, drafts(600), 2), RUBRIC, given, skip_judge=True,
+                  batch_size=300)  # fmt: skip
+    assert _row_groups(given) == [300, 300]
