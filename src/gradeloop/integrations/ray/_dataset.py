@@ -29,10 +29,10 @@ __all__ = ["DatasetRun", "grade_dataset"]
 MANIFEST = "gradeloop-run.json"
 
 # Rows a batch by default. Code keys grade a draft in about 0.1 ms, and Ray spends
-# some 7 ms on each batch an actor runs (and the driver must hand out the next one
-# in time: with batches of 1,000 two actors on two cores waited a third of the run
-# for work): 2,000 rows keep that under 4 %. A judge needs many drafts a batch to
-# keep its ``concurrency`` requests in flight, and its seconds make Ray's share small.
+# some 7 ms on each batch an actor runs, and the driver must hand out the next one in
+# time (with batches of 1,000, two actors on two cores waited over a quarter of the
+# run for work): 2,000 rows keep Ray's share under 4 %. A judge needs many drafts a
+# batch to keep its ``concurrency`` requests in flight; its seconds make Ray's small.
 CODE_BATCH, JUDGED_BATCH = 2000, 256
 
 
