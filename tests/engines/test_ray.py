@@ -124,6 +124,23 @@ def test_an_actor_keeps_the_collector_off_its_set_up_and_the_driver_does_not(
     assert len(graded) == 40 and min(row["frozen"] for row in graded) > 10_000
 
 
+def test_an_actor_freezes_once_however_many_graders_it_builds(ray_cluster: Any) -> None:
+    @ray_cluster.remote
+    class Builder:
+        def frozen_after_each(self) -> list[int]:
+            counts = []
+            for _ in range(2):
+                GradeBatch(RUBRIC, skip_judge=True)
+                counts.append(gc.get_freeze_count())
+                self.held = [[i] for i in range(50_000)]  # what the actor holds meanwhile
+            return counts
+
+    builder = Builder.remote()  # type: ignore[attr-defined]
+    first, second = ray_cluster.get(builder.frozen_after_each.remote())
+    assert first > 10_000 and second == first  # the second grader froze nothing more
+    ray_cluster.kill(builder)
+
+
 def _arrivals(server: Emulator) -> list[float]:
     stamps: list[float] = []
 

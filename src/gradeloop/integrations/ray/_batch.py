@@ -307,12 +307,13 @@ def _settle_actor() -> None:
     of those: a fifth of a code-only actor's time. Frozen (``gc.freeze``, as Ray Serve
     does at a replica's start), a full collection walks only what grading made. The
     few dozen unreachable objects the set-up may leave are frozen too: a full
-    collection to free them first would cost every actor's start 0.1 s. Elsewhere (a
-    driver, a notebook, Spark's and Dask's workers) nothing is frozen: the process is
-    the caller's.
+    collection to free them first would cost every actor's start 0.1 s. Only the
+    first freeze of a process: an actor of yours that builds graders as it goes
+    would otherwise pin what it holds at each. Elsewhere (a driver, a notebook,
+    Spark's and Dask's workers) nothing is frozen: the process is the caller's.
     """
     ray = sys.modules.get("ray")  # an actor's process has imported Ray
-    if ray is None or not ray.is_initialized():
+    if ray is None or not ray.is_initialized() or gc.get_freeze_count():
         return
     if ray.get_runtime_context().get_actor_id() is not None:
         gc.freeze()
