@@ -7,7 +7,7 @@ Run: ``python benchmarks/bench_ray.py [--drafts 100000] [--judged 600] [--rate 2
 1. **Code only.** ``--drafts`` different drafts (two code keys: sentence_len and
    code_runs) graded by ``grade_many`` in this process, then through Ray Data's
    ``map_batches(GradeBatch)`` on 1 and on 2 actors (batches of ``--batch`` rows,
-   4,000 by default, pyarrow). The
+   pyarrow; 2,000 by default, as ``grade_dataset`` batches code keys). The
    input is materialized first, and every run is timed to the last row in the object
    store (``materialize``), actor start included; the best of ``--repeat`` runs.
    Printed: drafts a second, the scaling ratio (2 actors over 1; the target is 1.7x
@@ -246,7 +246,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=20.0)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=4000, help="rows a batch, code only")
+    parser.add_argument("--batch", type=int, default=2000, help="rows a batch, code only")
     parser.add_argument("--only", choices=("code", "judged"), default=None)
     args = parser.parse_args()
     if args.judged < 2 and args.only != "code":

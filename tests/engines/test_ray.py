@@ -4,6 +4,7 @@ with the Messages-API emulator as every actor's judge (marker ``engines``)."""
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import signal
 import subprocess
@@ -90,6 +91,54 @@ def test_each_batch_format_gives_the_same_rows(
         assert row["criteria_met"] == {c.key: c.passed for c in evaluation.criteria}
         assert row["accepted"] is evaluation.accepted
         assert json.loads(row["evaluation"]) == evaluation.to_json()
+
+
+class FrozenCount(GradeBatch):
+    """GradeBatch that writes, on each row, how many objects its process has frozen."""
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        out = super().__call__(batch)
+        return out.append_column("frozen", pa.array([gc.get_freeze_count()] * out.num_rows))
+
+
+def test_an_actor_keeps_the_collector_off_its_set_up_and_the_driver_does_not(
+    ray_cluster: Any,
+) -> None:
+    before = gc.get_freeze_count()
+    GradeBatch(RUBRIC, skip_judge=True)  # on the driver, with Ray started: nothing frozen
+    assert gc.get_freeze_count() == before
+    graded = (
+        _dataset(ray_cluster, drafts(40), blocks=4)
+        .map_batches(
+            FrozenCount,
+            fn_constructor_kwargs={"rubric": RUBRIC, "skip_judge": True},
+            compute=ray_cluster.data.ActorPoolStrategy(size=2),
+            batch_size=10,
+            batch_format="pyarrow",
+        )
+        .take_all()
+    )
+    # an actor's modules, rubric and Ray's own objects: many thousands
+    assert len(graded) == 40 and min(row["frozen"] for row in graded) > 10_000
+
+
+def test_an_actor_freezes_once_however_many_graders_it_builds(ray_cluster: Any) -> None:
+    @ray_cluster.remote
+    class Builder:
+        def frozen_after_each(self) -> list[int]:
+            counts = []
+            for _ in range(2):
+                GradeBatch(RUBRIC, skip_judge=True)
+                counts.append(gc.get_freeze_count())
+                self.held = [[i] for i in range(50_000)]  # what the actor holds meanwhile
+            return counts
+
+    builder = Builder.remote()  # type: ignore[attr-defined]
+    first, second = ray_cluster.get(builder.frozen_after_each.remote())
+    assert first > 10_000 and second == first  # the second grader froze nothing more
+    ray_cluster.kill(builder)
 
 
 def _arrivals(server: Emulator) -> list[float]:
@@ -287,3 +336,29 @@ def test_an_output_of_another_rubric_is_refused(ray_cluster: Any, tmp_path: Path
         grade_dataset(_dataset(ray_cluster, rows, 2), other, out, skip_judge=True)
     again = grade_dataset(_dataset(ray_cluster, rows, 2), RUBRIC, out, skip_judge=True)
     assert (again.graded, again.skipped) == (0, 20)
+
+
+def _row_groups(out: Path) -> list[int]:
+    """The rows of each row group written under ``out`` (one a graded batch)."""
+    import pyarrow.parquet as pq
+
+    sizes = []
+    for path in out.rglob("*.parquet"):
+        meta = pq.ParquetFile(path).metadata
+        sizes += [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    return sorted(sizes, reverse=True)
+
+
+def test_grade_dataset_batches_code_keys_by_thousands_and_a_judge_s_by_hundreds(
+    ray_cluster: Any, judged: Emulator, tmp_path: Path
+) -> None:
+    code, judge = tmp_path / "code", tmp_path / "judge"
+    grade_dataset(_dataset(ray_cluster, drafts(4500), 2), RUBRIC, code, skip_judge=True)
+    assert _row_groups(code) == [2000, 2000, 250, 250]  # two blocks of 2,250
+    grade_dataset(_dataset(ray_cluster, drafts(600), 2), RUBRIC, judge,
+                  judge=functools.partial(emulator_judge, judged.base_url))  # fmt: skip
+    assert _row_groups(judge) == [256, 256, 44, 44]
+    given = tmp_path / "given"
+    grade_dataset(_dataset(ray_cluster, drafts(600), 2), RUBRIC, given, skip_judge=True,
+                  batch_size=300)  # fmt: skip
+    assert _row_groups(given) == [300, 300]

@@ -109,6 +109,16 @@ def test_dumps_is_always_standard_json(value: Any) -> None:
     json.loads(dumps(value), parse_constant=_refuse)
 
 
+@given(st.text(), st.sampled_from(["", "\x7f", "\x85", "\x7f\x85"]), st.booleans())
+def test_dumps_escapes_del_and_c1_controls_and_reads_back(
+    text: str, control: str, ascii_only: bool
+) -> None:
+    for options in ({"ensure_ascii": ascii_only}, {}):  # {}: the usual call
+        out = dumps({"t": text + control}, **options)
+        assert not re.search("[\x7f-\x9f]", out)
+        assert json.loads(out) == {"t": text + control}
+
+
 # -- not checked: no overall score (None) -------------------------------------------
 
 

@@ -6,14 +6,18 @@ in tests/engines, marker ``engines``)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from gradeloop import Rubric, grade_many, make_client
+from gradeloop import Rubric, Transcript, grade_many, make_client
 from gradeloop.integrations.ray import GradeBatch
+from gradeloop.integrations.ray._batch import _identity
 from gradeloop.integrations.ray._rows import row_of
 from gradeloop.migration import DraftItem
 from gradeloop.models import AnthropicJudge
@@ -112,6 +116,42 @@ def test_different_drafts_are_each_graded(judged: Emulator) -> None:
     assert len(judged.bodies) == 3
 
 
+def test_rows_that_differ_only_in_reference_or_metadata_are_each_graded(
+    judged: Emulator,
+) -> None:
+    batch = {**_batch([TEXTS[0]] * 5), "reference": [None, "r", None, None, "s"],
+             "metadata": [None, None, {"k": 1}, {"k": 1}, None]}  # fmt: skip
+    out = GradeBatch(RUBRIC, judge=lambda: _judge(judged))(batch)
+    assert len(judged.bodies) == 4
+    assert out["reused"] == [False, False, False, True, False]
+
+
+ROWS = st.fixed_dictionaries(
+    {
+        "task": st.sampled_from(["T", "U"]),
+        "draft": st.sampled_from(["a", "b", Transcript.from_messages([{"role": "user",
+                                                                        "content": "a"}])]),
+        "reference": st.sampled_from([None, "a", "null", ["a"], {"a": 1}]),
+        "metadata": st.sampled_from([None, {}, {"k": 1}, {"k": "1"}]),
+    }
+)  # fmt: skip
+
+
+@given(st.lists(ROWS, min_size=2, max_size=6))
+def test_rows_are_the_same_grading_exactly_when_their_values_are_equal(
+    rows: list[dict[str, Any]],
+) -> None:
+    def value(row: dict[str, Any]) -> str:
+        draft = row["draft"]
+        plain = draft.to_json() if isinstance(draft, Transcript) else draft
+        return json.dumps([row["task"], plain, row["reference"], row["metadata"]], sort_keys=True)
+
+    for a in rows:
+        for b in rows:
+            assert (_identity(a) == _identity(b)) == (value(a) == value(b))
+            hash(_identity(a))
+
+
 def test_judge_after_code_skips_the_judge_where_code_failed(judged: Emulator) -> None:
     out = GradeBatch(RUBRIC, judge=lambda: _judge(judged), judge_after_code=True)(_batch(TEXTS))
     assert len(judged.bodies) == 2  # the long draft fails "short": not asked
@@ -129,6 +169,12 @@ def test_code_only_needs_no_judge() -> None:
     out = GradeBatch(RUBRIC, skip_judge=True)(_batch(TEXTS))
     assert out["status"][0] == {"short": "met", "polite": "not_checked"}
     assert out["overall_score"] == [None, None, None] and out["cost_usd"] == [0.0] * 3
+
+
+def test_outside_a_ray_actor_the_process_s_objects_are_not_frozen() -> None:
+    before = gc.get_freeze_count()
+    GradeBatch(RUBRIC, skip_judge=True)(_batch(TEXTS))
+    assert gc.get_freeze_count() == before  # the caller's process, not ours to freeze
 
 
 def test_transcripts_as_message_lists_and_as_json_text() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from typing import Any
 
 __all__ = ["dumps", "finite"]
@@ -21,13 +22,21 @@ __all__ = ["dumps", "finite"]
 _C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
 
 
+# json.dumps builds an encoder per call when given allow_nan=False; the common call
+# (no other options) reuses this one, as json.dumps reuses its own default encoder.
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
 def dumps(value: Any, **kwargs: Any) -> str:
     """``json.dumps(value, **kwargs)`` with every non-finite float written as null, and
     DEL and C1 control characters as ``\\u`` escapes."""
+    encode = partial(json.dumps, allow_nan=False, **kwargs) if kwargs else _STRICT.encode
     try:
-        text = json.dumps(value, allow_nan=False, **kwargs)
+        text = encode(value)
     except ValueError:  # rare: pay for the copy only when a non-finite float is there
-        text = json.dumps(finite(value), allow_nan=False, **kwargs)
+        text = encode(finite(value))
+    if text.isascii() and "\x7f" not in text:  # nothing to escape: the usual text
+        return text
     return text.translate(_C1)
 
 

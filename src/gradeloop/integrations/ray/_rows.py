@@ -40,17 +40,19 @@ COLUMNS = (
 def row_of(evaluation: Evaluation, run_id: str, *, reused: bool = False) -> dict[str, Any]:
     """One row's added values. ``reused``: the row's result is another row's of the
     same batch (an identical draft, graded once): it sent nothing and spent nothing."""
-    criteria = evaluation.criteria
-    usage = None if reused else evaluation.judge_usage
-    sent = (
-        0 if reused else sum(1 for c in evaluation.judge_calls if not getattr(c, "cached", False))
-    )
+    calls = evaluation.judge_calls
+    usage = None if reused or not calls else evaluation.judge_usage
+    sent = 0 if reused else sum(1 for c in calls if not getattr(c, "cached", False))
+    met, scores, issues, status = {}, {}, {}, {}
+    for c in evaluation.criteria:  # one pass: this runs for every draft
+        met[c.key], scores[c.key] = c.passed, float(c.score)
+        issues[c.key], status[c.key] = list(c.issues), c.status
     row: dict[str, Any] = {
         "accepted": evaluation.accepted,
-        "criteria_met": {c.key: c.passed for c in criteria},
-        "scores": {c.key: float(c.score) for c in criteria},
-        "issues": {c.key: list(c.issues) for c in criteria},
-        "status": {c.key: c.status for c in criteria},
+        "criteria_met": met,
+        "scores": scores,
+        "issues": issues,
+        "status": status,
         "overall_score": evaluation.overall_score,
         "judge_error": evaluation.judge_error,
         "judge_requests": sent,
@@ -58,11 +60,7 @@ def row_of(evaluation: Evaluation, run_id: str, *, reused: bool = False) -> dict
         "input_tokens": 0 if usage is None else usage.total_input,
         "output_tokens": 0 if usage is None else usage.output_tokens,
         # no call, nothing spent; a call whose price is unknown: unknown
-        "cost_usd": (
-            0.0
-            if reused or not evaluation.judge_calls
-            else (None if usage is None else usage.cost_usd)
-        ),
+        "cost_usd": 0.0 if reused or not calls else (None if usage is None else usage.cost_usd),
         "reused": reused,
         "run_id": run_id,
         "evaluation": dumps(evaluation.to_json()),
