@@ -48,11 +48,11 @@ from gradeloop import (
     HistoryStore,
     JudgeCache,
     Rubric,
-    batches,
     grade,
     grade_many,
     make_client,
 )
+from gradeloop.bulk import batches
 from gradeloop.migration import DraftItem
 
 HERE = Path(__file__).resolve().parent
