@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import os
 import subprocess
 import sys
@@ -82,7 +83,15 @@ class TimedGradeBatch(GradeBatch):
         return out.append_column("bench_cpu", pa.array([share] * out.num_rows))
 
 
-def code_only(ray: Any, n: int, repeat: int, batch: int) -> None:
+class FrozenTimedGradeBatch(TimedGradeBatch):
+    """docs/scale.md's recipe: the actor's owner freezes its set-up (``--freeze-actors``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        gc.freeze()
+
+
+def code_only(ray: Any, n: int, repeat: int, batch: int, freeze: bool = False) -> None:
     best_local = min(_local_seconds(n) for _ in range(repeat))
     rows = drafts(n)
     ds = ray.data.from_items(rows, override_num_blocks=max(4, n // 1000)).materialize()
@@ -90,10 +99,10 @@ def code_only(ray: Any, n: int, repeat: int, batch: int) -> None:
     del rows  # the drafts are in the object store now, as a dataset read from files
     walls, cpus, fixed = {}, {}, {}
     for actors in (1, 2):
-        runs = [_ray_code(ray, ds, actors, batch) for _ in range(repeat)]
+        runs = [_ray_code(ray, ds, actors, batch, freeze) for _ in range(repeat)]
         walls[actors], cpus[actors] = min(runs)
         # the same pipeline on 2,000 drafts: mostly the actors' start and the job's
-        fixed[actors] = min(_ray_code(ray, small, actors, batch)[0] for _ in range(repeat))
+        fixed[actors] = min(_ray_code(ray, small, actors, batch, freeze)[0] for _ in range(repeat))
     per = {a: walls[a] / n * 1e6 for a in walls}
     steady = {a: (n - 2000) / (walls[a] - fixed[a]) for a in walls}
     local = best_local / n * 1e6
@@ -128,11 +137,11 @@ def _local_seconds(n: int) -> float:
     return float(out.stdout.split()[-1])
 
 
-def _ray_code(ray: Any, ds: Any, actors: int, batch: int) -> tuple[float, float]:
+def _ray_code(ray: Any, ds: Any, actors: int, batch: int, freeze: bool) -> tuple[float, float]:
     """Wall seconds to the last row, and the actors' CPU seconds spent grading."""
     start = time.perf_counter()
     out = ds.map_batches(
-        TimedGradeBatch,
+        FrozenTimedGradeBatch if freeze else TimedGradeBatch,
         fn_constructor_kwargs={"rubric": CODE, "skip_judge": True, "run_id": "bench"},
         compute=ray.data.ActorPoolStrategy(size=actors),
         batch_size=batch,
@@ -226,6 +235,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--batch", type=int, default=2000, help="rows a batch, code only")
     parser.add_argument("--only", choices=("code", "judged"), default=None)
+    parser.add_argument(
+        "--freeze-actors",
+        action="store_true",
+        help="the actors' owner freezes their set-up (docs/scale.md's recipe)",
+    )
     args = parser.parse_args()
     if args.judged < 2 and args.only != "code":
         parser.error("--judged needs at least 2 drafts for a rate (or give --only code)")
@@ -243,7 +257,7 @@ def main() -> None:
     ray.data.DataContext.get_current().enable_progress_bars = False
     try:
         if args.only in (None, "code"):
-            code_only(ray, args.drafts, args.repeat, args.batch)
+            code_only(ray, args.drafts, args.repeat, args.batch, args.freeze_actors)
         if args.only in (None, "judged"):
             judged(ray, args.judged, args.rate, args.latency)
     finally:

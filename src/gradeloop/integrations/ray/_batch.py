@@ -12,10 +12,8 @@ batch (same task, draft, reference and metadata) are graded once.
 
 from __future__ import annotations
 
-import gc
 import json
 import secrets
-import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -112,7 +110,6 @@ class GradeBatch:
         self._limit: Any = None
         if rate_limit is not None and self.judge is not None and not skip_judge:
             self._limit = _cluster_limit(rate_limit)
-        _settle_actor()
 
     def __call__(self, batch: Any) -> Any:
         """The batch with its grades (in the batch's own form)."""
@@ -295,28 +292,6 @@ def _cluster_limit(rate_limit: RateLimit) -> Any:
     from ._limit import ClusterLimit
 
     return ClusterLimit(rate_limit)
-
-
-def _settle_actor() -> None:
-    """Inside a Ray actor, keep the garbage collector off what the actor's set-up made.
-
-    An actor is a process of its own that grades batches until the job ends; its
-    modules (Ray's, pyarrow's, gradeloop's), rubric and judge, some 290,000 objects,
-    live as long as it. A batch's results outlive a few young collections, so the
-    collector's full collections come every few thousand drafts, and each walked all
-    of those: a fifth of a code-only actor's time. Frozen (``gc.freeze``, as Ray Serve
-    does at a replica's start), a full collection walks only what grading made. The
-    few dozen unreachable objects the set-up may leave are frozen too: a full
-    collection to free them first would cost every actor's start 0.1 s. Only the
-    first freeze of a process: an actor of yours that builds graders as it goes
-    would otherwise pin what it holds at each. Elsewhere (a driver, a notebook,
-    Spark's and Dask's workers) nothing is frozen: the process is the caller's.
-    """
-    ray = sys.modules.get("ray")  # an actor's process has imported Ray
-    if ray is None or not ray.is_initialized() or gc.get_freeze_count():
-        return
-    if ray.get_runtime_context().get_actor_id() is not None:
-        gc.freeze()
 
 
 def _open_cache(cache: Any) -> Any:
