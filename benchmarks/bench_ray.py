@@ -15,10 +15,10 @@ Run: ``python benchmarks/bench_ray.py [--drafts 100000] [--judged 600] [--rate 2
    store (``materialize``), actor start included. The 1- and 2-actor runs take
    turns, ``--repeat`` times, so that a slow spell of the machine (figures move by
    up to 10 % from run to run here) falls on both; the best of each is compared, and
-   each turn's own ratio is printed too. Printed: drafts a second, the scaling ratio (2 actors over 1; the target is 1.7x
-   on a 2-core machine), the same past the start (the run of 2,000 drafts taken
-   off), the actors' own CPU spent grading (how many cores were busy grading) and
-   Ray's cost a draft over ``grade_many``'s.
+   each turn's own ratio is printed too. Printed: drafts a second, the scaling ratio
+   (2 actors over 1; the target is 1.7x on a 2-core machine), the same past the
+   start (the run of 2,000 drafts taken off), the actors' own CPU spent grading (how
+   many cores were busy grading) and Ray's cost a draft over ``grade_many``'s.
 2. **Judged, with a global limit.** ``--judged`` drafts whose judge keys are answered
    by the test suite's Messages-API emulator after 1.0 s, through 2 actors of 32
    drafts in flight each, with ``RateLimit(requests_per_minute=60 x --rate)``. The
@@ -119,8 +119,7 @@ def code_only(
     steady = {a: (n - 2000) / (walls[a] - start[a]) for a in walls}
     local = best_local / n * 1e6
     print(
-        f"code only, {n:,} drafts of {chars:,.0f} characters, batches of {batch:,} "
-        f"(load {load()}):"
+        f"code only, {n:,} drafts of {chars:,.0f} characters, batches of {batch:,} (load {load()}):"
     )
     print(
         f"  grade_many, own process: {best_local:6.2f} s  {n / best_local:8,.0f}/s  "
@@ -285,9 +284,7 @@ def main() -> None:
     ray.data.DataContext.get_current().enable_progress_bars = False
     try:
         if args.only in (None, "code"):
-            code_only(
-                ray, args.drafts, args.repeat, args.batch, args.freeze_actors, args.join
-            )
+            code_only(ray, args.drafts, args.repeat, args.batch, args.freeze_actors, args.join)
         if args.only in (None, "judged"):
             judged(ray, args.judged, args.rate, args.latency)
     finally:
