@@ -133,16 +133,19 @@ class NameIndex:
 
 
 @dataclass(frozen=True)
-class NameTable(NameIndex):
-    """Names modules gained or lost, keyed ``(module, name)``, and the index of them all.
+class NameTable:
+    """Names modules gained or lost, keyed ``(module, name)``.
 
     A class attribute is keyed ``(module, "Class.attr")``, a keyword argument
     ``(module, "func(keyword)")``. ``typing`` is the standard-library home of each
-    ``typing_extensions`` name with the versions that have it.
+    ``typing_extensions`` name with the versions that have it; ``builtins`` the
+    builtin names the table tracks. The walk's index of the entries one version
+    lacks is :func:`missing_names`.
     """
 
     spans: dict[tuple[str, str], Span]
     typing: dict[str, tuple[str, Span]]
+    builtins: frozenset[str]
 
 
 def _home(module: str, name: str) -> str:
@@ -203,6 +206,7 @@ def name_table() -> NameTable:
     """The table of ``data/stdlib_names.txt``."""
     spans: dict[tuple[str, str], Span] = {}
     typing: dict[str, tuple[str, Span]] = {}
+    parsed: dict[tuple[str, ...], Span] = {}  # a few dozen mark lists cover 6,700 entries
     module = ""
     for raw in _read("stdlib_names.txt").splitlines():
         if not raw or raw.startswith("#"):
@@ -213,10 +217,14 @@ def name_table() -> NameTable:
         name, *marks = raw.split()
         if module == "typing_extensions":
             typing[name] = (marks[0], parse_marks(marks[1:]))
-        else:
-            spans[(module, name)] = parse_marks(marks)
-    index = _index(list(spans))
-    return NameTable(**vars(index), spans=spans, typing=typing)
+            continue
+        key = tuple(marks)
+        span = parsed.get(key)
+        if span is None:
+            span = parsed[key] = parse_marks(marks)
+        spans[(module, name)] = span
+    builtins = frozenset(n for m, n in spans if m == "builtins" and n.isidentifier())
+    return NameTable(spans=spans, typing=typing, builtins=builtins)
 
 
 @functools.cache
