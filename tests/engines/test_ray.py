@@ -78,12 +78,19 @@ def test_ten_thousand_drafts_on_two_actors_equal_grade_many(
     assert 0 < sum(e.accepted for e in local) < 10_000  # both answers occur
 
 
-@pytest.mark.parametrize("batch_format", ["pandas", "numpy", "pyarrow"])
+@pytest.mark.parametrize(
+    ("batch_format", "zero_copy"),
+    [("pandas", False), ("numpy", False), ("pyarrow", False),
+     ("pandas", True), ("numpy", True), ("pyarrow", True)],
+)  # fmt: skip
 def test_each_batch_format_gives_the_same_rows(
-    ray_cluster: Any, judged: Emulator, batch_format: str
+    ray_cluster: Any, judged: Emulator, batch_format: str, zero_copy: bool
 ) -> None:
+    # zero_copy_batch=True hands GradeBatch read-only views (grade_dataset asks for it)
     rows = drafts(300)
-    graded = _grade_on_ray(ray_cluster, rows, judged.base_url, batch_format=batch_format)
+    graded = _grade_on_ray(
+        ray_cluster, rows, judged.base_url, batch_format=batch_format, zero_copy_batch=zero_copy
+    )
     local = grade_many(_items(rows), RUBRIC, judge=emulator_judge(judged.base_url))
     by_id = {row["id"]: row for row in graded}
     for evaluation in local:

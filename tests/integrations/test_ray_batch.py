@@ -9,6 +9,7 @@ import asyncio
 import gc
 import json
 import sys
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -169,6 +170,17 @@ def test_code_only_needs_no_judge() -> None:
     out = GradeBatch(RUBRIC, skip_judge=True)(_batch(TEXTS))
     assert out["status"][0] == {"short": "met", "polite": "not_checked"}
     assert out["overall_score"] == [None, None, None] and out["cost_usd"] == [0.0] * 3
+
+
+def test_a_batch_is_read_and_never_written_to() -> None:
+    # Ray's zero-copy batches are read-only views; grade_dataset asks for them
+    columns = {"id": ("x0", "x1"), "draft": ("Thanks.", "Please see the guide now.")}
+    batch = MappingProxyType(columns)  # writing a key or a cell raises
+    out = GradeBatch(RUBRIC, skip_judge=True)(batch)
+    assert out["accepted"] == [True, True] and out["draft"] == columns["draft"]
+    assert dict(batch) == columns and "accepted" not in batch
+    with pytest.raises(TypeError):
+        batch["accepted"] = ()  # type: ignore[index]  # the twin: a write would fail
 
 
 def test_outside_a_ray_actor_the_process_s_objects_are_not_frozen() -> None:

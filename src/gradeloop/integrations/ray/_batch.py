@@ -60,6 +60,10 @@ class GradeBatch:
     ``cost_usd``, ``reused``, ``run_id`` and ``evaluation`` (the evaluation JSON);
     ``shadows`` too when the rubric shadows keys.
 
+    A batch is read and never written to (the grades come back in a new table,
+    frame or dict), so ``map_batches(..., zero_copy_batch=True)`` is safe and spares
+    Ray a copy of each batch; :func:`grade_dataset` asks for it.
+
     ``skip_judge=True`` grades by code alone. ``judge_after_code=True`` asks the
     judge only about drafts whose code keys all passed (the others keep their judge
     keys ``not_checked``); off by default, as a report wants every key. ``cache``: a

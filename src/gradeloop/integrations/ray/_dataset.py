@@ -116,6 +116,7 @@ def grade_dataset(
         compute=ray.data.ActorPoolStrategy(size=actors),
         batch_size=batch_size or _batch_rows(judge, grading),
         batch_format="pyarrow",
+        zero_copy_batch=True,  # GradeBatch reads a batch and never writes to it
     )
     before = len(done)
     graded.write_parquet(str(folder))
