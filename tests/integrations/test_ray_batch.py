@@ -177,7 +177,8 @@ def test_a_batch_is_read_and_never_written_to() -> None:
     columns = {"id": ("x0", "x1"), "draft": ("Thanks.", "Please see the guide now.")}
     batch = MappingProxyType(columns)  # writing a key or a cell raises
     out = GradeBatch(RUBRIC, skip_judge=True)(batch)
-    assert out["accepted"] == [True, True] and out["draft"] == columns["draft"]
+    assert out["status"] == [{"short": "met", "polite": "not_checked"}] * 2
+    assert out["draft"] == columns["draft"]
     assert dict(batch) == columns and "accepted" not in batch
     with pytest.raises(TypeError):
         batch["accepted"] = ()  # type: ignore[index]  # the twin: a write would fail
