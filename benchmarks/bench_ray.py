@@ -15,7 +15,9 @@ Run: ``python benchmarks/bench_ray.py [--drafts 100000] [--judged 600] [--rate 2
    store (``materialize``), actor start included. The 1- and 2-actor runs take
    turns, ``--repeat`` times, so that a slow spell of the machine (figures move by
    up to 10 % from run to run here) falls on both; the best of each is compared, and
-   each turn's own ratio is printed too. Printed: drafts a second, the scaling ratio
+   each turn's own ratio is printed too, beside the machine's own ceiling: two
+   processes of ``grade_many`` side by side, each grading half, launch to exit
+   against one grading all. Printed: drafts a second, the scaling ratio
    (2 actors over 1; the target is 1.7x on a 2-core machine), the same past the
    start (the run of 2,000 drafts taken off), the actors' own CPU spent grading (how
    many cores were busy grading) and Ray's cost a draft over ``grade_many``'s.
@@ -98,6 +100,8 @@ def code_only(
     ray: Any, n: int, repeat: int, batch: int, freeze: bool = False, join: int = 1
 ) -> None:
     best_local = min(_local_seconds(n, join) for _ in range(repeat))
+    alone = min(_processes_seconds(n, join, 1) for _ in range(repeat))
+    halves = min(_processes_seconds(n, join, 2) for _ in range(repeat))
     rows = drafts(n, join)
     ds = ray.data.from_items(rows, override_num_blocks=max(4, n // 1000)).materialize()
     small = ray.data.from_items(rows[:2000], override_num_blocks=2).materialize()
@@ -137,6 +141,10 @@ def code_only(
         f"{repeat} (target >= 1.7x); run by run {', '.join(f'{p:.2f}' for p in pairs)}"
     )
     print(
+        f"  no Ray: 2 processes of grade_many / 1, launch to exit: {alone / halves:.2f}x best of "
+        f"{repeat} (the machine's own ceiling)"
+    )
+    print(
         f"  past the start (runs of 2,000 drafts: {start[1]:.2f} s, {start[2]:.2f} s): "
         f"{steady[1]:,.0f}/s and {steady[2]:,.0f}/s, {steady[2] / steady[1]:.2f}x"
     )
@@ -156,6 +164,23 @@ def _local_seconds(n: int, join: int) -> float:
         text=True,
     )
     return float(out.stdout.split()[-1])
+
+
+def _processes_seconds(n: int, join: int, processes: int) -> float:
+    """Wall seconds, launch to exit, of ``processes`` fresh processes side by side,
+    each grading its share of the ``n`` drafts with ``grade_many`` (no Ray)."""
+    script = Path(__file__).resolve().parent / "_ray_workload.py"
+    start = time.perf_counter()
+    running = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(n // processes), str(join)],
+            stdout=subprocess.DEVNULL,
+        )
+        for _ in range(processes)
+    ]
+    if any(p.wait() for p in running):
+        raise SystemExit("the grade_many workload failed")
+    return time.perf_counter() - start
 
 
 def _ray_code(ray: Any, ds: Any, actors: int, batch: int, freeze: bool) -> tuple[float, float]:
