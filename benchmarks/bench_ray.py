@@ -4,11 +4,12 @@ the global rate limit holds against a provider that enforces it.
 Run: ``python benchmarks/bench_ray.py [--drafts 100000] [--judged 600] [--rate 20]``
 (where the engines are installed: ``scripts/engines``).
 
-1. **Code only.** ``--drafts`` different drafts of about 200 characters (``--join 8``:
-   about 1,640, the shipped example's size; two code keys: sentence_len and
-   code_runs) graded by ``grade_many`` in a process of its own (as a user runs it;
-   in this one, its 100,000 evaluations would leave the Ray driver a heap its garbage
-   collector walks while it feeds the actors), then through Ray Data's
+1. **Code only.** ``--drafts`` different drafts the size of the shipped example's
+   (``--join 8`` pieces of about 200 characters: 1,670; ``--join 1`` for short ones;
+   two code keys: sentence_len and code_runs) graded by ``grade_many`` in a process
+   of its own (as a user runs it; in this one, its 100,000 evaluations would leave
+   the Ray driver a heap its garbage collector walks while it feeds the actors), then
+   through Ray Data's
    ``map_batches(GradeBatch)`` on 1 and on 2 actors (batches of ``--batch`` rows,
    pyarrow; 2,000 by default, as ``grade_dataset`` batches code keys). The
    input is materialized first, and every run is timed to the last row in the object
@@ -283,7 +284,7 @@ def main() -> None:
     parser.add_argument(
         "--join",
         type=int,
-        default=1,
+        default=8,
         help="pieces of ~200 characters a code-only draft (8: the shipped example's size)",
     )
     parser.add_argument("--batch", type=int, default=2000, help="rows a batch, code only")
