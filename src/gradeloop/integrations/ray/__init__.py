@@ -19,6 +19,7 @@ grades are the ones ``grade_many`` gives that draft::
         },
         compute=ray.data.ActorPoolStrategy(size=8),
         batch_format="pyarrow",
+        zero_copy_batch=True,
     )
 
 :func:`grade_dataset` runs the whole job from the driver: resumable Parquet output

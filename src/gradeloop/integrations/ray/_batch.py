@@ -41,6 +41,7 @@ class GradeBatch:
             fn_constructor_kwargs={"rubric": rubric, "judge": lambda: AnthropicJudge()},
             compute=ray.data.ActorPoolStrategy(size=8),
             batch_format="pyarrow",
+            zero_copy_batch=True,
         )
 
     ``rubric`` is a :class:`~gradeloop.Rubric`, its dict, or the path of its file.
