@@ -206,7 +206,7 @@ def name_table() -> NameTable:
     """The table of ``data/stdlib_names.txt``."""
     spans: dict[tuple[str, str], Span] = {}
     typing: dict[str, tuple[str, Span]] = {}
-    parsed: dict[tuple[str, ...], Span] = {}  # a few dozen mark lists cover 6,700 entries
+    parsed: dict[tuple[str, ...], Span] = {}  # 44 mark lists cover its 6,599 entries
     module = ""
     for raw in _read("stdlib_names.txt").splitlines():
         if not raw or raw.startswith("#"):
