@@ -72,6 +72,9 @@ JUDGED = Rubric.from_dict(
 )
 
 
+WORKLOAD = Path(__file__).resolve().parent / "_ray_workload.py"
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -100,9 +103,9 @@ class FrozenTimedGradeBatch(TimedGradeBatch):
 def code_only(
     ray: Any, n: int, repeat: int, batch: int, freeze: bool = False, join: int = 1
 ) -> None:
-    best_local = min(_local_seconds(n, join) for _ in range(repeat))
-    alone = min(_processes_seconds(n, join, 1) for _ in range(repeat))
-    halves = min(_processes_seconds(n, join, 2) for _ in range(repeat))
+    one = [_processes(n, join, 1) for _ in range(repeat)]
+    best_local, alone = min(inner for _, inner in one), min(wall for wall, _ in one)
+    halves = min(_processes(n, join, 2)[0] for _ in range(repeat))
     rows = drafts(n, join)
     ds = ray.data.from_items(rows, override_num_blocks=max(4, n // 1000)).materialize()
     small = ray.data.from_items(rows[:2000], override_num_blocks=2).materialize()
@@ -155,33 +158,24 @@ def code_only(
     )
 
 
-def _local_seconds(n: int, join: int) -> float:
-    """``grade_many``'s wall seconds on the ``n`` drafts, in a fresh process."""
-    script = Path(__file__).resolve().parent / "_ray_workload.py"
-    out = subprocess.run(
-        [sys.executable, str(script), str(n), str(join)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return float(out.stdout.split()[-1])
-
-
-def _processes_seconds(n: int, join: int, processes: int) -> float:
-    """Wall seconds, launch to exit, of ``processes`` fresh processes side by side,
-    each grading its share of the ``n`` drafts with ``grade_many`` (no Ray)."""
-    script = Path(__file__).resolve().parent / "_ray_workload.py"
+def _processes(n: int, join: int, processes: int) -> tuple[float, float]:
+    """``processes`` fresh processes side by side, each grading its share of the
+    ``n`` drafts with ``grade_many`` (no Ray): their wall seconds, launch to exit,
+    and the longest ``grade_many`` call among them (what one process spent grading)."""
     start = time.perf_counter()
     running = [
         subprocess.Popen(
-            [sys.executable, str(script), str(n // processes), str(join)],
-            stdout=subprocess.DEVNULL,
+            [sys.executable, str(WORKLOAD), str(n // processes), str(join)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for _ in range(processes)
     ]
-    if any(p.wait() for p in running):
+    outputs = [p.communicate()[0] for p in running]
+    wall = time.perf_counter() - start
+    if any(p.returncode for p in running):
         raise SystemExit("the grade_many workload failed")
-    return time.perf_counter() - start
+    return wall, max(float(out.split()[-1]) for out in outputs)
 
 
 def _ray_code(ray: Any, ds: Any, actors: int, batch: int, freeze: bool) -> tuple[float, float]:
